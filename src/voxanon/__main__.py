@@ -1,0 +1,7 @@
+"""``python -m voxanon``."""
+
+import sys
+
+from voxanon.cli import main
+
+sys.exit(main())

@@ -1,0 +1,128 @@
+"""The anonymizer contract: ``(waveform, sample_rate, rng) -> (waveform, sample_rate)``.
+
+Every anonymizer is a class with a ``name``, a typed ``Config`` dataclass
+(fields with defaults and a one-line ``help`` in the field metadata), and an
+``anonymize`` method. Randomness comes only from the ``rng`` argument, which the
+runner derives per utterance with :func:`utterance_rng`, so the output never
+depends on processing order, worker count or resumption.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import typing
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+
+
+def utterance_rng(seed: int | str, key: str) -> np.random.Generator:
+    """Generator seeded from ``sha256(f"{seed}/{key}")``.
+
+    ``key`` is the utterance id (utterance-level mode) or the speaker id
+    (speaker-level mode). The separator keeps ``(1, "2a")`` and ``(12, "a")`` apart.
+    """
+    digest = hashlib.sha256(f"{seed}/{key}".encode("utf-8")).digest()
+    return np.random.default_rng(np.frombuffer(digest, dtype=np.uint64))
+
+
+def param(default: Any, help: str, **kwargs: Any) -> Any:
+    """A config field with a default and a help text shown by ``voxanon list``."""
+    if isinstance(default, (list, dict)):
+        return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"help": help}, **kwargs)
+    return dataclasses.field(default=default, metadata={"help": help}, **kwargs)
+
+
+@dataclasses.dataclass(frozen=True)
+class NoConfig:
+    """An anonymizer without parameters."""
+
+
+class Anonymizer(ABC):
+    """Base class of all anonymizers.
+
+    Class attributes
+    ----------------
+    name : registry name (``voxanon anonymize --method NAME``)
+    Config : frozen dataclass of parameters
+    sample_rate : preferred input rate; the runner resamples to it (None: any)
+    needs_model : True when the method loads model weights
+    offline : True when it runs with what this machine has (no downloads)
+    """
+
+    name: ClassVar[str]
+    Config: ClassVar[type] = NoConfig
+    sample_rate: ClassVar[int | None] = None
+    needs_model: ClassVar[bool] = False
+    offline: ClassVar[bool] = True
+
+    def __init__(self, config: Any | None = None, **params: Any) -> None:
+        if config is None:
+            config = make_config(self.Config, params)
+        elif params:
+            raise TypeError("pass either a Config or keyword parameters, not both")
+        self.config = config
+
+    @abstractmethod
+    def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+        """Anonymize one mono float32 waveform; return (waveform, sample_rate)."""
+
+    def settings(self) -> dict[str, Any]:
+        """Name and parameters, JSON-serialisable (recorded next to every output)."""
+        return {"method": self.name, "params": dataclasses.asdict(self.config)}
+
+
+def _coerce(value: Any, annotation: Any, name: str) -> Any:
+    """Convert a CLI string (or JSON value) to the field's annotated type."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if value is None or (isinstance(value, str) and value.lower() == "none"):
+            return None
+        return _coerce(value, args[0], name)
+    if annotation is bool and isinstance(value, str):
+        if value.lower() in ("1", "true", "yes", "on"):
+            return True
+        if value.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"parameter {name}: expected true/false, got {value!r}")
+    if annotation in (int, float, str) and not isinstance(value, annotation):
+        try:
+            return annotation(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"parameter {name}: expected {annotation.__name__}, got {value!r}") from None
+    if origin in (tuple, list) and isinstance(value, str):
+        import json
+
+        value = json.loads(value)
+    if origin is tuple and isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def make_config(config_cls: type, params: dict[str, Any]) -> Any:
+    """Build a Config from a dict of (possibly string) values; unknown names are errors."""
+    fields = {f.name: f for f in dataclasses.fields(config_cls)}
+    unknown = sorted(set(params) - set(fields))
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {', '.join(unknown)}; known: {', '.join(fields) or 'none'}")
+    hints = typing.get_type_hints(config_cls)
+    return config_cls(**{k: _coerce(v, hints[k], k) for k, v in params.items()})
+
+
+def describe_config(config_cls: type) -> list[tuple[str, str, Any, str]]:
+    """(name, type, default, help) for each parameter, for ``voxanon list``."""
+    hints = typing.get_type_hints(config_cls)
+    rows = []
+    for f in dataclasses.fields(config_cls):
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+            default = f.default_factory()  # type: ignore[misc]
+        else:
+            default = None
+        type_name = getattr(hints[f.name], "__name__", str(hints[f.name]))
+        rows.append((f.name, type_name, default, f.metadata.get("help", "")))
+    return rows

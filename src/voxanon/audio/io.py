@@ -1,0 +1,132 @@
+"""Audio input/output: load anything soundfile reads, write 16-bit PCM WAV atomically.
+
+Multi-channel input is mixed down to mono by averaging the channels (the
+anonymizers and the evaluation models are all single-channel). Samples are
+float32 in [-1, 1].
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+import soxr
+
+
+class AudioError(Exception):
+    """An audio source that cannot be used; the message names it and says why."""
+
+
+def _read_pipe(command: str) -> bytes:
+    """Run a Kaldi-style pipe command (``... |``) and return its stdout."""
+    try:
+        proc = subprocess.run(command, shell=True, capture_output=True, timeout=600)
+    except subprocess.TimeoutExpired as exc:
+        raise AudioError(f"pipe command timed out: {command!r}") from exc
+    if proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip()[-300:]
+        raise AudioError(f"pipe command failed (exit {proc.returncode}): {command!r}: {err}")
+    if not proc.stdout:
+        raise AudioError(f"pipe command produced no audio: {command!r}")
+    return proc.stdout
+
+
+def load_audio(source: str | os.PathLike, *, allow_silent: bool = True) -> tuple[np.ndarray, int]:
+    """Load an audio file or a ``wav.scp`` pipe entry as mono float32.
+
+    Parameters
+    ----------
+    source : str or path
+        A file path, or a command ending in ``|`` whose stdout is audio.
+    allow_silent : bool
+        Accept an all-zero signal (True by default: silence is valid audio).
+
+    Returns
+    -------
+    (waveform, sample_rate)
+
+    Raises
+    ------
+    AudioError
+        Unreadable, empty, or containing NaN/inf samples.
+    """
+    text = str(source).strip()
+    try:
+        if text.endswith("|"):
+            data, sr = sf.read(io.BytesIO(_read_pipe(text[:-1])), dtype="float32", always_2d=True)
+        else:
+            if not os.path.exists(text):
+                raise AudioError(f"audio file not found: {text}")
+            data, sr = sf.read(text, dtype="float32", always_2d=True)
+    except AudioError:
+        raise
+    except Exception as exc:  # soundfile raises several types for corrupt files
+        raise AudioError(f"cannot read audio {text!r}: {exc}") from exc
+    if data.shape[0] == 0:
+        raise AudioError(f"audio is empty (0 samples): {text}")
+    wav = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
+    check_waveform(wav, text)
+    if not allow_silent and not np.any(wav):
+        raise AudioError(f"audio is silent (all zeros): {text}")
+    return np.ascontiguousarray(wav, dtype=np.float32), int(sr)
+
+
+def check_waveform(wav: np.ndarray, name: str = "waveform") -> None:
+    """Raise AudioError unless ``wav`` is a non-empty 1-D array of finite samples."""
+    if wav.ndim != 1:
+        raise AudioError(f"{name}: expected mono 1-D audio, got shape {wav.shape}")
+    if wav.size == 0:
+        raise AudioError(f"{name}: audio is empty (0 samples)")
+    if not np.all(np.isfinite(wav)):
+        bad = int(np.count_nonzero(~np.isfinite(wav)))
+        raise AudioError(f"{name}: {bad} NaN/inf samples")
+
+
+def resample(wav: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:
+    """Resample with soxr (high quality); a no-op when the rates match."""
+    if sr_in == sr_out:
+        return wav
+    return soxr.resample(wav, sr_in, sr_out, quality="HQ").astype(np.float32, copy=False)
+
+
+def to_pcm16(wav: np.ndarray) -> np.ndarray:
+    """Clip to [-1, 1] and quantise to int16 (round to nearest)."""
+    return np.round(np.clip(wav, -1.0, 1.0) * 32767.0).astype(np.int16)
+
+
+def write_wav(path: str | os.PathLike, wav: np.ndarray, sr: int) -> None:
+    """Write 16-bit PCM WAV atomically: a temporary file in the same folder, then rename.
+
+    A process killed at any moment leaves either no file or the complete file.
+    """
+    check_waveform(np.asarray(wav), str(path))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            sf.write(fh, to_pcm16(np.asarray(wav)), sr, subtype="PCM_16", format="WAV")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def duration(source: str | os.PathLike) -> float:
+    """Duration in seconds, read from the header when possible."""
+    text = str(source).strip()
+    if text.endswith("|"):
+        wav, sr = load_audio(text)
+        return len(wav) / sr
+    try:
+        return sf.info(text).duration
+    except Exception as exc:
+        raise AudioError(f"cannot read audio {text!r}: {exc}") from exc
