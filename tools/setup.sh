@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install everything voxanon needs on a fresh Debian machine of this project's kind
+# (Python 3.11, root, package registries only). Safe to rerun: skips what is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages: TTS voices for the offline corpus and the cascade fallback,
+# audio tools for wav.scp pipes, recorded clips, and Chromium for the report test.
+DEB_PACKAGES=(espeak-ng flite sox flac libsndfile1 pocketsphinx-testdata alsa-utils chromium)
+missing=()
+for p in "${DEB_PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# torch first, pinned to the CPU wheel that lies on this kind of machine:
+# an unpinned torch would pull a multi-GB CUDA build.
+python3 -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null \
+  || python3 -m pip install -q "torch==2.13.0"
+python3 -m pip install -q -e ".[models,dev]"
+echo "setup: done ($(python3 -m voxanon --version))"
