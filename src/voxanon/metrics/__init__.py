@@ -1,0 +1,65 @@
+"""Privacy and utility metrics of the VoicePrivacy Challenge (pure numpy/scipy).
+
+All error rates, recalls and their intervals are in percent (0-100), as the
+VPC reports them; Cllr and ZEBRA's expected disclosure are in bits.
+"""
+
+from voxanon.metrics.bootstrap import ConfidenceInterval, eer_ci, uar_ci, wer_ci
+from voxanon.metrics.calibration import LinearCalibration, PAVCalibration, logistic_calibrate, pav_calibrate
+from voxanon.metrics.cllr import cllr, min_cllr
+from voxanon.metrics.curves import ScoreHistograms, det_curve, score_histograms
+from voxanon.metrics.eer import EERResult, compute_eer
+from voxanon.metrics.fairness import GenderFairness, gender_fairness
+from voxanon.metrics.linkability import linkability
+from voxanon.metrics.ranking import (
+    SystemResult,
+    pareto_front,
+    performance_matrix,
+    privacy_category,
+    rank_systems,
+    relative_changes,
+)
+from voxanon.metrics.rocch import rocch, rocch_eer
+from voxanon.metrics.text import normalize_vpc
+from voxanon.metrics.uar import FoldSummary, UARResult, mean_over_folds, uar
+from voxanon.metrics.wer import UtteranceErrors, WERResult, wer
+from voxanon.metrics.zebra import ZebraResult, zebra
+
+__all__ = [
+    "ConfidenceInterval",
+    "EERResult",
+    "FoldSummary",
+    "GenderFairness",
+    "LinearCalibration",
+    "PAVCalibration",
+    "ScoreHistograms",
+    "SystemResult",
+    "UARResult",
+    "UtteranceErrors",
+    "WERResult",
+    "ZebraResult",
+    "cllr",
+    "compute_eer",
+    "det_curve",
+    "eer_ci",
+    "gender_fairness",
+    "linkability",
+    "logistic_calibrate",
+    "mean_over_folds",
+    "min_cllr",
+    "normalize_vpc",
+    "pareto_front",
+    "pav_calibrate",
+    "performance_matrix",
+    "privacy_category",
+    "rank_systems",
+    "relative_changes",
+    "rocch",
+    "rocch_eer",
+    "score_histograms",
+    "uar",
+    "uar_ci",
+    "wer",
+    "wer_ci",
+    "zebra",
+]
