@@ -1,0 +1,80 @@
+"""GE2E speaker encoder with the weights bundled in the ``resemblyzer`` wheel (offline).
+
+Each utterance is volume-normalised and has long silences trimmed (resemblyzer's
+own preprocessing), cut into 1.6 s partials; the partials of a whole batch go
+through the LSTM together and each utterance's embedding is the L2-normalised
+mean of its partial embeddings (as ``VoiceEncoder.embed_utterance``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from voxanon.audio.io import check_waveform, resample
+from voxanon.models.speaker import EncoderError, SpeakerEncoder, file_digest
+
+#: partial utterances per second and minimum coverage of the last one (resemblyzer's defaults)
+_RATE, _MIN_COVERAGE = 1.3, 0.75
+#: partials per LSTM forward pass
+_CHUNK = 256
+
+
+class GE2EEncoder(SpeakerEncoder):
+    """resemblyzer's pretrained GE2E model (256-d, 16 kHz)."""
+
+    sample_rate = 16000
+    dim = 256
+
+    def __init__(self, device: str = "cpu") -> None:
+        try:
+            import resemblyzer
+            from resemblyzer import audio as ge2e_audio
+        except ImportError as exc:
+            raise EncoderError(f"the 'ge2e' encoder needs resemblyzer and webrtcvad: {exc}") from exc
+        weights = Path(resemblyzer.__file__).resolve().parent / "pretrained.pt"
+        if not weights.is_file():
+            raise EncoderError(f"resemblyzer's bundled weights are missing: {weights}")
+        self._audio = ge2e_audio
+        self._model = resemblyzer.VoiceEncoder(device=device, verbose=False)
+        self._model.eval()
+        self.device = device
+        self.name = f"ge2e-{file_digest(weights)}"
+
+    def _preprocess(self, wav: np.ndarray) -> np.ndarray:
+        """Volume normalisation and silence trimming; keeps the untrimmed audio if VAD finds no speech."""
+        wav = self._audio.normalize_volume(wav.astype(np.float64), self._audio.audio_norm_target_dBFS,
+                                           increase_only=True) if np.any(wav) else wav
+        trimmed = self._audio.trim_long_silences(np.clip(wav, -1.0, 1.0))
+        return (trimmed if len(trimmed) >= self.sample_rate // 2 else wav).astype(np.float32)
+
+    def _partials(self, wav: np.ndarray) -> np.ndarray:
+        """Mel spectrograms of the utterance's partials, shape (n_partials, 160, 40)."""
+        wav_slices, mel_slices = self._model.compute_partial_slices(len(wav), _RATE, _MIN_COVERAGE)
+        if wav_slices[-1].stop >= len(wav):
+            wav = np.pad(wav, (0, wav_slices[-1].stop - len(wav)))
+        mel = self._audio.wav_to_mel_spectrogram(wav)
+        return np.stack([mel[s] for s in mel_slices])
+
+    def embed(self, wavs: list[np.ndarray], sr: int) -> np.ndarray:
+        """Embed a batch of waveforms; returns L2-normalised ``(N, 256)`` float32."""
+        if not wavs:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts, owner = [], []
+        for i, wav in enumerate(wavs):
+            check_waveform(np.asarray(wav), f"utterance {i} of the batch")
+            p = self._partials(self._preprocess(resample(np.asarray(wav, dtype=np.float32), sr, self.sample_rate)))
+            parts.append(p)
+            owner.extend([i] * len(p))
+        mels = np.concatenate(parts)
+        out = []
+        with torch.inference_mode():
+            for start in range(0, len(mels), _CHUNK):
+                batch = torch.from_numpy(mels[start:start + _CHUNK]).to(self.device)
+                out.append(self._model(batch).cpu().numpy())
+        partial = np.concatenate(out)
+        sums = np.zeros((len(wavs), self.dim))
+        np.add.at(sums, np.asarray(owner), partial)
+        return (sums / np.linalg.norm(sums, axis=1, keepdims=True)).astype(np.float32)
