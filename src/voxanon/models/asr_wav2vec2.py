@@ -45,7 +45,7 @@ class Wav2Vec2Backend(AsrBackend):
         try:
             self.processor = AutoProcessor.from_pretrained(source, local_files_only=local)
             self.model = AutoModelForCTC.from_pretrained(source, local_files_only=local).to(device).eval()
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise AsrError(f"cannot load wav2vec2 model {source!r} (a save_pretrained directory, or a hub "
                            f"name that is cached or reachable): {exc}") from exc
         self.sample_rate = int(self.processor.feature_extractor.sampling_rate)
