@@ -46,8 +46,8 @@ def _ece_gain(llrs: np.ndarray) -> np.ndarray:
     gain[small] = 0.25 + 0.5 * (-0.5 + a / 3 - a * a / 12)
     regular = ~small & (llrs != np.inf)
     a = llrs[regular]
-    b = np.expm1(a)
     with np.errstate(over="ignore"):
+        b = np.expm1(a)
         gain[regular] = 0.25 + 0.5 * (a / b - 1.0) / b
     return gain
 

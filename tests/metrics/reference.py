@@ -1,0 +1,55 @@
+"""Deliberately naive reference implementations, used to check the fast code.
+
+They follow the published definitions literally (one threshold or one block at
+a time) and are only run on small inputs.
+"""
+
+import numpy as np
+
+
+def speechbrain_eer(target, nontarget) -> tuple[float, float]:
+    """EER (percent) and threshold by the literal speechbrain threshold sweep."""
+    target, nontarget = np.asarray(target, float), np.asarray(nontarget, float)
+    unique = np.unique(np.concatenate([target, nontarget]))
+    thresholds = np.sort(np.concatenate([unique, (unique[:-1] + unique[1:]) / 2]))
+    best_far = best_frr = 0.0
+    best_index = 0
+    for i, threshold in enumerate(thresholds):
+        frr = np.sum(target <= threshold) / target.size
+        far = np.sum(nontarget > threshold) / nontarget.size
+        if i == 0 or abs(far - frr) < abs(best_far - best_frr):
+            best_index, best_far, best_frr = i, far, frr
+    return 100.0 * (best_far + best_frr) / 2, float(thresholds[best_index])
+
+
+def pooled_pav_llrs(target, nontarget) -> tuple[np.ndarray, np.ndarray]:
+    """PAV LLRs of target and non-target trials, ties pooled, stack-based PAV."""
+    target, nontarget = np.asarray(target, float), np.asarray(nontarget, float)
+    values = np.unique(np.concatenate([target, nontarget]))
+    # blocks: [n_target, n_total, first value index, last value index]
+    blocks = []
+    for i, v in enumerate(values):
+        blocks.append([float(np.sum(target == v)), float(np.sum(target == v) + np.sum(nontarget == v)), i, i])
+        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] >= blocks[-1][0] / blocks[-1][1]:
+            t, n, _, last = blocks.pop()
+            blocks[-1][0] += t
+            blocks[-1][1] += n
+            blocks[-1][3] = last
+    llr_of_value = np.empty(values.size)
+    prior = np.log(target.size / nontarget.size)
+    for t, n, first, last in blocks:
+        with np.errstate(divide="ignore"):
+            llr_of_value[first : last + 1] = np.log(t) - np.log(n - t) - prior
+    return llr_of_value[np.searchsorted(values, target)], llr_of_value[np.searchsorted(values, nontarget)]
+
+
+def bosaris_rocch2eer(pfa, pmiss) -> float:
+    """ROCCH-EER (percent) as the largest EER candidate over hull segments."""
+    eer = 0.0
+    for i in range(len(pfa) - 1):
+        xy = np.array([[pfa[i], pmiss[i]], [pfa[i + 1], pmiss[i + 1]]])
+        if np.min(np.abs(xy[0] - xy[1])) == 0:
+            continue
+        line = np.linalg.solve(xy, np.ones(2))
+        eer = max(eer, 1.0 / line.sum())
+    return 100.0 * eer
