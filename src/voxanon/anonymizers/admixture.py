@@ -1,0 +1,61 @@
+"""Admixture: per utterance, one of several anonymizers, picked at random with given probabilities.
+
+As VPC 2024 T8-3/4/5, which send a fraction p (0.2, 0.325, 0.4) of the
+utterances through one system and the rest through another. The choice is the
+first draw from the utterance rng; the same rng then goes on to the chosen
+component, so every utterance is reproducible on its own. The output rate is the
+chosen component's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from voxanon.anonymizers.base import Anonymizer, param
+from voxanon.anonymizers.steps import build_specs, config_hash, normalize_specs, run_at_rate
+
+
+class Admixture(Anonymizer):
+    """Pick one component anonymizer per utterance with probability ``p``."""
+
+    name = "admixture"
+
+    @dataclasses.dataclass(frozen=True)
+    class Config:
+        components: tuple[dict, ...] = param(
+            (
+                {"method": "world", "params": {}, "p": 0.5},
+                {"method": "mcadams", "params": {}, "p": 0.5},
+            ),
+            'components as [{"method": name, "params": {...}, "p": probability}, ...]; p must sum to 1',
+        )
+
+        def __post_init__(self) -> None:
+            components = normalize_specs(self.components, "components", extra=("p",))
+            if not components:
+                raise ValueError("components: give at least one component")
+            for i, c in enumerate(components):
+                if isinstance(c["p"], bool) or not isinstance(c["p"], (int, float)) or not c["p"] >= 0:
+                    raise ValueError(f"components[{i}]: p must be a non-negative number, got {c['p']!r}")
+            total = sum(c["p"] for c in components)
+            if not math.isclose(total, 1.0, abs_tol=1e-6):
+                raise ValueError(f"components: probabilities sum to {total}, not 1")
+            object.__setattr__(self, "components", components)
+
+        __hash__ = config_hash
+
+    def __init__(self, config: Config | None = None, **params) -> None:
+        super().__init__(config, **params)
+        self.components = build_specs(self.config.components, "components")
+        p = np.array([c["p"] for c in self.config.components], dtype=np.float64)
+        self.probabilities = p / p.sum()
+
+    def choose(self, rng: np.random.Generator) -> int:
+        """Index of the component for the utterance whose rng is ``rng`` (one draw)."""
+        return int(rng.choice(len(self.components), p=self.probabilities))
+
+    def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+        return run_at_rate(self.components[self.choose(rng)], wav, sr, rng)
