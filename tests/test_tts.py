@@ -66,3 +66,17 @@ def test_missing_engine_and_voice_are_named(monkeypatch):
             tts.synthesize("flite", "nobody", TEXT)
     with pytest.raises(tts.TTSError, match="unknown TTS engine"):
         tts.synthesize("sam", "x", TEXT)
+
+
+@pytest.mark.parametrize("engine,voice", [("espeak-ng", "en-us+m3"), ("flite", "kal16")])
+def test_pitch_factor_moves_f0(engine, voice):
+    import pyworld
+
+    _need(engine, voice)
+
+    def median_f0(pitch):
+        wav, sr = tts.synthesize(engine, voice, TEXT, pitch=pitch)
+        f0 = pyworld.dio(wav.astype(np.float64), sr)[0]
+        return np.median(f0[f0 > 0])
+
+    assert median_f0(1.25) / median_f0(1.0) == pytest.approx(1.25, rel=0.1)
