@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+#: every file a data directory may have, in the order they are described above
+FILES = ("wav.scp", "utt2spk", "spk2utt", "spk2gender", "text", "utt2dur", "utt2emo", "spk2fold", "trials")
 GENDERS = ("f", "m")
 TRIAL_LABELS = ("target", "nontarget")
 
@@ -56,6 +58,8 @@ class DataDir:
     spk2fold: dict[str, str] = field(default_factory=dict)
     trials: list[Trial] = field(default_factory=list)
     path: Path | None = None
+    #: file name -> id -> line number, filled by :func:`read_data_dir` for error messages
+    lines: dict[str, dict[str, int]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def utts(self) -> list[str]:
@@ -96,19 +100,22 @@ class DataDir:
 
 def _read_lines(path: Path):
     """Yield (line_number, stripped line) for non-blank lines."""
+    raw = path.read_bytes()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not valid UTF-8 ({exc})") from exc
-    for n, line in enumerate(text.splitlines(), start=1):
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"{path}:{line}: not valid UTF-8 (byte {raw[exc.start]:#04x}); re-encode the file as UTF-8") from None
+    for n, line in enumerate(text.split("\n"), start=1):
         line = line.strip()
         if line:
             yield n, line
 
 
-def _read_map(path: Path, rest_of_line: bool) -> dict[str, str]:
-    """Read a ``key value`` file; duplicate keys and missing values are errors."""
+def _read_map(path: Path, rest_of_line: bool) -> tuple[dict[str, str], dict[str, int]]:
+    """Read a ``key value`` file into (table, key -> line number); duplicates and missing values are errors."""
     out: dict[str, str] = {}
+    where: dict[str, int] = {}
     for n, line in _read_lines(path):
         parts = line.split(maxsplit=1) if rest_of_line else line.split()
         if len(parts) != 2 and not (rest_of_line and len(parts) == 1 and path.name == "text"):
@@ -118,26 +125,30 @@ def _read_map(path: Path, rest_of_line: bool) -> dict[str, str]:
             )
         key, value = parts[0], (parts[1] if len(parts) > 1 else "")
         if key in out:
-            raise DataError(f"{path}:{n}: duplicate id {key!r} (first seen earlier in the file)")
+            raise DataError(f"{path}:{n}: duplicate id {key!r} (first seen on line {where[key]})")
         out[key] = value
-    return out
+        where[key] = n
+    return out, where
 
 
-def _read_spk2utt(path: Path) -> dict[str, list[str]]:
+def _read_spk2utt(path: Path) -> tuple[dict[str, list[str]], dict[str, int]]:
     out: dict[str, list[str]] = {}
+    where: dict[str, int] = {}
     for n, line in _read_lines(path):
         parts = line.split()
         if len(parts) < 2:
             raise DataError(f"{path}:{n}: malformed line {line!r}: expected '<spk> <utt> [<utt> ...]'")
         if parts[0] in out:
-            raise DataError(f"{path}:{n}: duplicate speaker {parts[0]!r}")
+            raise DataError(f"{path}:{n}: duplicate speaker {parts[0]!r} (first seen on line {where[parts[0]]})")
         out[parts[0]] = parts[1:]
-    return out
+        where[parts[0]] = n
+    return out, where
 
 
-def _read_trials(path: Path) -> list[Trial]:
+def _read_trials(path: Path) -> tuple[list[Trial], dict[str, int]]:
     trials: list[Trial] = []
     seen: set[tuple[str, str]] = set()
+    where: dict[str, int] = {}
     for n, line in _read_lines(path):
         parts = line.split()
         if len(parts) != 3 or parts[2] not in TRIAL_LABELS:
@@ -145,8 +156,9 @@ def _read_trials(path: Path) -> list[Trial]:
         if (parts[0], parts[1]) in seen:
             raise DataError(f"{path}:{n}: duplicate trial {parts[0]} {parts[1]}")
         seen.add((parts[0], parts[1]))
+        where.setdefault(parts[1], n)
         trials.append(Trial(parts[0], parts[1], parts[2] == "target"))
-    return trials
+    return trials, where
 
 
 def read_data_dir(path: str | os.PathLike, *, validate: bool = True) -> DataDir:
@@ -157,62 +169,86 @@ def read_data_dir(path: str | os.PathLike, *, validate: bool = True) -> DataDir:
     data = DataDir(path=path)
     for name, attr in _MAPS:
         if (path / name).is_file():
-            setattr(data, attr, _read_map(path / name, name in _REST_OF_LINE))
+            table, data.lines[name] = _read_map(path / name, name in _REST_OF_LINE)
+            setattr(data, attr, table)
     if (path / "trials").is_file():
-        data.trials = _read_trials(path / "trials")
-    spk2utt = _read_spk2utt(path / "spk2utt") if (path / "spk2utt").is_file() else None
+        data.trials, data.lines["trials"] = _read_trials(path / "trials")
+    spk2utt = None
+    if (path / "spk2utt").is_file():
+        spk2utt, data.lines["spk2utt"] = _read_spk2utt(path / "spk2utt")
     if validate:
         validate_data_dir(data, spk2utt)
     return data
 
 
 def validate_data_dir(data: DataDir, spk2utt: dict[str, list[str]] | None = None) -> None:
-    """Check cross-file consistency; raise DataError naming the file and id at fault."""
-    where = data.path or Path("<data>")
+    """Check cross-file consistency; raise DataError naming the file, line and id at fault."""
+    root = data.path or Path("<data>")
+
+    def at(name: str, key: str) -> str:
+        line = data.lines.get(name, {}).get(key)
+        return f"{root / name}:{line}" if line else str(root / name)
+
     utts = data.wav_scp
     for utt in data.utt2spk:
         if utt not in utts:
-            raise DataError(f"{where / 'utt2spk'}: utterance {utt!r} is in utt2spk but not in wav.scp")
+            raise DataError(f"{at('utt2spk', utt)}: utterance {utt!r} is in utt2spk but not in wav.scp")
     if data.utt2spk:
         for utt in utts:
             if utt not in data.utt2spk:
-                raise DataError(f"{where / 'wav.scp'}: utterance {utt!r} has no speaker in utt2spk")
+                raise DataError(f"{at('wav.scp', utt)}: utterance {utt!r} has no speaker in utt2spk")
     for name, table in (("text", data.text), ("utt2dur", data.utt2dur), ("utt2emo", data.utt2emo)):
         for utt in table:
             if utt not in utts:
-                raise DataError(f"{where / name}: utterance {utt!r} is not in wav.scp")
+                raise DataError(f"{at(name, utt)}: utterance {utt!r} is not in wav.scp")
     for utt, dur in data.utt2dur.items():
         try:
             float(dur)
         except ValueError:
-            raise DataError(f"{where / 'utt2dur'}: utterance {utt!r} has a non-numeric duration {dur!r}") from None
+            raise DataError(f"{at('utt2dur', utt)}: utterance {utt!r} has a non-numeric duration {dur!r}") from None
+    for trial in data.trials:
+        if trial.utt not in utts:
+            raise DataError(f"{at('trials', trial.utt)}: trial utterance {trial.utt!r} is not in wav.scp")
     speakers = set(data.utt2spk.values())
     for spk, gender in data.spk2gender.items():
         if gender not in GENDERS:
-            raise DataError(f"{where / 'spk2gender'}: speaker {spk!r} has unknown gender {gender!r} (use f or m)")
+            raise DataError(f"{at('spk2gender', spk)}: speaker {spk!r} has unknown gender {gender!r} (use f or m)")
     if data.spk2gender:
-        for spk in speakers:
+        for utt, spk in data.utt2spk.items():
             if spk not in data.spk2gender:
-                raise DataError(f"{where / 'spk2gender'}: speaker {spk!r} (from utt2spk) has no gender")
+                raise DataError(f"{at('utt2spk', utt)}: speaker {spk!r} has no gender in spk2gender")
     for spk in data.spk2fold:
         if spk not in speakers:
-            raise DataError(f"{where / 'spk2fold'}: speaker {spk!r} is not in utt2spk")
+            raise DataError(f"{at('spk2fold', spk)}: speaker {spk!r} is not in utt2spk")
     if spk2utt is not None:
         derived = data.spk2utt
         for spk, members in spk2utt.items():
             if sorted(members) != derived.get(spk, []):
-                raise DataError(f"{where / 'spk2utt'}: speaker {spk!r} does not match utt2spk")
-        missing = set(derived) - set(spk2utt)
-        if missing:
-            raise DataError(f"{where / 'spk2utt'}: speaker {sorted(missing)[0]!r} from utt2spk is missing")
+                raise DataError(f"{at('spk2utt', spk)}: utterances of speaker {spk!r} do not match utt2spk")
+        for utt, spk in data.utt2spk.items():
+            if spk not in spk2utt:
+                raise DataError(f"{at('utt2spk', utt)}: speaker {spk!r} is missing from spk2utt")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write UTF-8 text through a temporary file and a rename: readers never see half a file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
 
 
 def _write_map(path: Path, table: dict[str, str]) -> None:
-    path.write_text("".join(f"{k} {v}\n" for k, v in table.items()), encoding="utf-8")
+    write_text_atomic(path, "".join(f"{k} {v}\n" for k, v in table.items()))
 
 
 def write_data_dir(data: DataDir, path: str | os.PathLike) -> Path:
-    """Write every non-empty table of ``data`` to ``path`` (``spk2utt`` derived from ``utt2spk``)."""
+    """Write every non-empty table of ``data`` to ``path`` (``spk2utt`` derived from ``utt2spk``).
+
+    Each file is replaced atomically; a table that is empty leaves an existing file untouched.
+    """
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     for name, attr in _MAPS:
@@ -220,12 +256,10 @@ def write_data_dir(data: DataDir, path: str | os.PathLike) -> Path:
         if table:
             _write_map(path / name, table)
     if data.utt2spk:
-        (path / "spk2utt").write_text(
-            "".join(f"{spk} {' '.join(u)}\n" for spk, u in data.spk2utt.items()), encoding="utf-8"
-        )
+        write_text_atomic(path / "spk2utt", "".join(f"{spk} {' '.join(u)}\n" for spk, u in data.spk2utt.items()))
     if data.trials:
-        (path / "trials").write_text(
+        write_text_atomic(
+            path / "trials",
             "".join(f"{t.enroll_spk} {t.utt} {'target' if t.target else 'nontarget'}\n" for t in data.trials),
-            encoding="utf-8",
         )
     return path
