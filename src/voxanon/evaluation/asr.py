@@ -1,0 +1,168 @@
+"""Content preservation: WER / CER of an ASR backend on a data directory with ``text``.
+
+Hypotheses are cached per utterance under ``cache_dir/<backend name>/``, keyed
+by a digest of the audio samples and rate, so scoring again (another
+normalisation, another bootstrap) or rerunning after an interruption decodes
+nothing twice, and changed audio is decoded again.
+
+Utterances that cannot be scored are listed, never dropped silently: no line
+in ``text`` (``missing_transcript``), a reference with no words after
+normalisation (``empty_reference``; WER is undefined for it) and audio that
+cannot be loaded or decoded (``failed``, with the reason).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from voxanon.audio.io import AudioError, load_audio
+from voxanon.data.kaldi import DataDir
+from voxanon.metrics import ConfidenceInterval, WERResult, wer, wer_ci
+from voxanon.metrics.text import NORMALIZERS
+from voxanon.models.asr import AsrBackend
+from voxanon.progress import Progress
+
+
+class HypothesisCache:
+    """One text file per (backend, audio digest) under ``root``; writes are atomic."""
+
+    def __init__(self, root: str | os.PathLike, backend_name: str) -> None:
+        safe = "".join(c if c.isalnum() or c in "-_.@" else "_" for c in backend_name)
+        self.dir = Path(root) / safe
+
+    @staticmethod
+    def key(wav: np.ndarray, sr: int) -> str:
+        """Digest of the samples and their rate."""
+        return hashlib.sha256(np.ascontiguousarray(wav, dtype=np.float32).tobytes() + str(sr).encode()).hexdigest()
+
+    def get(self, key: str) -> str | None:
+        """The cached hypothesis, or None."""
+        path = self.dir / f"{key}.txt"
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+
+    def put(self, key: str, text: str) -> None:
+        """Store a hypothesis."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=self.dir)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, self.dir / f"{key}.txt")
+
+
+@dataclass
+class AsrEvaluation:
+    """WER / CER of one data directory with everything that was left out and why."""
+
+    data: str
+    backend: str
+    normalization: str
+    result: WERResult | None
+    wer_interval: ConfidenceInterval | None
+    hypotheses: dict[str, str] = field(default_factory=dict)
+    missing_transcript: list[str] = field(default_factory=list)
+    empty_reference: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    decoded: int = 0
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable summary with per-utterance details."""
+        res = self.result
+        return {
+            "data": self.data, "asr_backend": self.backend, "normalization": self.normalization,
+            "n_scored": len(res.utterances) if res else 0,
+            "wer": res.wer if res else None, "cer": res.cer if res else None,
+            "wer_ci": asdict(self.wer_interval) if self.wer_interval else None,
+            "substitutions": res.substitutions if res else None, "deletions": res.deletions if res else None,
+            "insertions": res.insertions if res else None,
+            "n_reference_words": res.n_reference_words if res else None,
+            "missing_transcript": self.missing_transcript, "empty_reference": self.empty_reference,
+            "failed": self.failed, "decoded_now": self.decoded,
+            "utterances": [asdict(u) for u in res.utterances] if res else [],
+        }
+
+
+def _decode(asr: AsrBackend, batch: list[tuple[str, str, np.ndarray, int]], cache: HypothesisCache,
+            failed: dict[str, str]) -> dict[str, str]:
+    """Transcribe a batch (same rate); when the batch fails, retry one by one to find the culprit."""
+    sr = batch[0][3]
+    try:
+        texts = asr.transcribe([wav for _, _, wav, _ in batch], sr)
+    except Exception as exc:
+        if len(batch) == 1:
+            failed[batch[0][0]] = f"ASR failed: {type(exc).__name__}: {exc}"
+            return {}
+        out: dict[str, str] = {}
+        for item in batch:
+            out.update(_decode(asr, [item], cache, failed))
+        return out
+    for (_, key, _, _), text in zip(batch, texts):
+        cache.put(key, text)
+    return {utt: text for (utt, _, _, _), text in zip(batch, texts)}
+
+
+def evaluate_asr(data: DataDir, asr: AsrBackend, cache_dir: str | os.PathLike, *, normalization: str = "vpc",
+                 batch_size: int = 8, n_boot: int = 1000, seed: int = 0, quiet: bool = False) -> AsrEvaluation:
+    """Transcribe (or read from the cache) and score every utterance of ``data`` that has a transcript.
+
+    Parameters
+    ----------
+    data : data directory with ``wav.scp`` and ``text``
+    asr : the recogniser
+    cache_dir : root of the per-utterance hypothesis cache
+    normalization : name in :data:`voxanon.metrics.text.NORMALIZERS`
+    batch_size : utterances per ASR call
+    n_boot, seed : bootstrap replicates and seed of the WER confidence interval
+    quiet : no progress lines
+    """
+    normalize = NORMALIZERS[normalization]
+    ev = AsrEvaluation(str(data.path), asr.name, normalization, None, None)
+    cache = HypothesisCache(cache_dir, asr.name)
+    todo = []
+    for utt in data.utts:
+        if utt not in data.text:
+            ev.missing_transcript.append(utt)
+        elif not normalize(data.text[utt]):
+            ev.empty_reference.append(utt)
+        else:
+            todo.append(utt)
+    progress = Progress(len(todo), f"ASR {Path(str(data.path)).name}", quiet=quiet)
+    pending: list[tuple[str, str, np.ndarray, int]] = []
+
+    def flush() -> None:
+        ev.hypotheses.update(_decode(asr, pending, cache, ev.failed))
+        ev.decoded += len(pending)
+        progress.update(len(pending), audio_seconds=sum(len(w) / s for _, _, w, s in pending))
+        pending.clear()
+
+    for utt in todo:
+        try:
+            wav, sr = load_audio(data.wav_scp[utt])
+        except AudioError as exc:
+            ev.failed[utt] = str(exc)
+            progress.update(failed=True)
+            continue
+        key = HypothesisCache.key(wav, sr)
+        cached = cache.get(key)
+        if cached is not None:
+            ev.hypotheses[utt] = cached
+            progress.update()
+            continue
+        if pending and pending[0][3] != sr:
+            flush()
+        pending.append((utt, key, wav, sr))
+        if len(pending) >= batch_size:
+            flush()
+    if pending:
+        flush()
+    progress.close()
+    scored = [u for u in todo if u in ev.hypotheses]
+    if scored:
+        ev.result = wer({u: data.text[u] for u in scored}, {u: ev.hypotheses[u] for u in scored}, normalization)
+        ev.wer_interval = wer_ci(ev.result, n_boot=n_boot, seed=seed)
+    return ev
