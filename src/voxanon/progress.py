@@ -29,6 +29,7 @@ class Progress:
         self.audio_seconds = 0.0
         self.start = time.monotonic()
         self._last = 0.0
+        self._printed_done = -1
         self.min_interval = min_interval
 
     def update(self, n: int = 1, *, audio_seconds: float = 0.0, failed: bool = False) -> None:
@@ -65,9 +66,12 @@ class Progress:
     def _print(self, final: bool) -> None:
         if self.quiet:
             return
-        end = "\n" if final or not self.stream.isatty() else "\r"
-        print(self.line(), end=end, file=self.stream, flush=True)
+        tty = self.stream.isatty()
+        if final and not tty and self._printed_done == self.done:
+            return  # the last line already printed is the final state
+        self._printed_done = self.done
+        print(self.line(), end="\n" if final or not tty else "\r", file=self.stream, flush=True)
 
     def close(self) -> None:
-        """Print the final line."""
+        """Print the final line (once: not repeated in a log when it is already there)."""
         self._print(final=True)

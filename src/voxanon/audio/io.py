@@ -18,6 +18,10 @@ import soundfile as sf
 import soxr
 
 
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
 class AudioError(Exception):
     """An audio source that cannot be used; the message names it and says why."""
 
@@ -102,13 +106,15 @@ def to_pcm16(wav: np.ndarray) -> np.ndarray:
 def write_wav(path: str | os.PathLike, wav: np.ndarray, sr: int) -> None:
     """Write 16-bit PCM WAV atomically: a temporary file in the same folder, then rename.
 
-    A process killed at any moment leaves either no file or the complete file.
+    A process killed at any moment leaves either no file or the complete file
+    (plus, at worst, a temporary ``.<name>.<random>.tmp`` that readers must ignore).
     """
     check_waveform(np.asarray(wav), str(path))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file normal permissions
         with os.fdopen(fd, "wb") as fh:
             sf.write(fh, to_pcm16(np.asarray(wav)), sr, subtype="PCM_16", format="WAV")
             fh.flush()
