@@ -66,7 +66,7 @@ def main() -> None:
     )
     # The sweep does O(n) work for each of ~2n thresholds: quadratic in n.
     hours = slow_seconds * (args.trials / args.subsample) ** 2 / 3600
-    print(f"         the sweep on {args.trials:,} trials would take about {hours:,.0f} h (quadratic extrapolation)")
+    print(f"         the sweep on {args.trials:,} trials would take about {hours:,.1f} h (quadratic extrapolation)")
     fast_cllr, fast_seconds = timed(min_cllr, sub_target, sub_nontarget)
     slow_llrs, slow_seconds = timed(pooled_pav_llrs, sub_target, sub_nontarget)
     assert abs(cllr(*slow_llrs) - fast_cllr) < 1e-12

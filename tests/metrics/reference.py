@@ -4,22 +4,27 @@ They follow the published definitions literally (one threshold or one block at
 a time) and are only run on small inputs.
 """
 
+from fractions import Fraction
+
 import numpy as np
 
 
 def speechbrain_eer(target, nontarget) -> tuple[float, float]:
-    """EER (percent) and threshold by the literal speechbrain threshold sweep."""
+    """EER (percent) and threshold by the literal speechbrain threshold sweep.
+
+    |FAR - FRR| is compared as an exact fraction (speechbrain compares rounded
+    floats, so on exact ties its choice depends on rounding).
+    """
     target, nontarget = np.asarray(target, float), np.asarray(nontarget, float)
     unique = np.unique(np.concatenate([target, nontarget]))
     thresholds = np.sort(np.concatenate([unique, (unique[:-1] + unique[1:]) / 2]))
-    best_far = best_frr = 0.0
-    best_index = 0
+    best_index, best_gap = 0, None
     for i, threshold in enumerate(thresholds):
-        frr = np.sum(target <= threshold) / target.size
-        far = np.sum(nontarget > threshold) / nontarget.size
-        if i == 0 or abs(far - frr) < abs(best_far - best_frr):
-            best_index, best_far, best_frr = i, far, frr
-    return 100.0 * (best_far + best_frr) / 2, float(thresholds[best_index])
+        frr = Fraction(int(np.sum(target <= threshold)), target.size)
+        far = Fraction(int(np.sum(nontarget > threshold)), nontarget.size)
+        if i == 0 or abs(far - frr) < best_gap:
+            best_index, best_gap, best_sum = i, abs(far - frr), far + frr
+    return 100.0 * float(best_sum) / 2, float(thresholds[best_index])
 
 
 def pooled_pav_llrs(target, nontarget) -> tuple[np.ndarray, np.ndarray]:
