@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import typing
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
@@ -88,15 +89,18 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
         if value.lower() in ("0", "false", "no", "off"):
             return False
         raise ValueError(f"parameter {name}: expected true/false, got {value!r}")
+    if annotation is int and isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"parameter {name}: expected int, got {value!r}")
     if annotation in (int, float, str) and not isinstance(value, annotation):
         try:
             return annotation(value)
         except (TypeError, ValueError):
             raise ValueError(f"parameter {name}: expected {annotation.__name__}, got {value!r}") from None
     if origin in (tuple, list) and isinstance(value, str):
-        import json
-
-        value = json.loads(value)
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise ValueError(f"parameter {name}: expected a JSON list such as [1, 2], got {value!r}") from None
     if origin is tuple and isinstance(value, list):
         return tuple(value)
     return value

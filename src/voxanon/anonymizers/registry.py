@@ -2,11 +2,13 @@
 
 Third-party packages register with the entry-point group ``voxanon.anonymizers``
 (``name = "package.module:Class"``). The built-ins are declared the same way in
-voxanon's own ``pyproject.toml``.
+voxanon's own ``pyproject.toml``. An anonymizer that is not registered can
+still be named by its import path, ``package.module:Class``.
 """
 
 from __future__ import annotations
 
+import importlib
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -45,7 +47,10 @@ def _load_entry_points() -> None:
         if cls.name != ep.name:
             _broken[ep.name] = f"{ep.value} declares name {cls.name!r}, entry point says {ep.name!r}"
             continue
-        register(cls)
+        try:
+            register(cls)
+        except ValueError as exc:
+            _broken[ep.name] = str(exc)
 
 
 def available() -> dict[str, type[Anonymizer]]:
@@ -60,8 +65,24 @@ def broken() -> dict[str, str]:
     return dict(_broken)
 
 
+def _import_class(path: str) -> type[Anonymizer]:
+    """The Anonymizer subclass at import path ``package.module:Class``."""
+    module_name, _, qualname = path.partition(":")
+    try:
+        obj = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise KeyError(f"cannot import anonymizer {path!r}: {type(exc).__name__}: {exc}") from None
+    if not (isinstance(obj, type) and issubclass(obj, Anonymizer)):
+        raise KeyError(f"{path!r} is not an Anonymizer subclass")
+    return obj
+
+
 def get(name: str) -> type[Anonymizer]:
-    """The anonymizer class registered as ``name``."""
+    """The anonymizer class registered as ``name``, or at import path ``package.module:Class``."""
+    if ":" in name:
+        return _import_class(name)
     classes = available()
     if name not in classes:
         hint = f" (failed to load: {_broken[name]})" if name in _broken else ""
@@ -70,6 +91,6 @@ def get(name: str) -> type[Anonymizer]:
 
 
 def build(name: str, params: dict[str, Any] | None = None) -> Anonymizer:
-    """Instantiate anonymizer ``name`` with parameters given as a dict (strings are coerced)."""
+    """Instantiate anonymizer ``name`` (see :func:`get`) with parameters as a dict (strings are coerced)."""
     cls = get(name)
     return cls(make_config(cls.Config, params or {}))
