@@ -1,0 +1,53 @@
+"""``voxanon data iemocap`` and ``voxanon ser train``: IEMOCAP preparation and per-fold SER training."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def run_prepare(args: argparse.Namespace) -> int:
+    from voxanon.data.iemocap import prepare_iemocap
+
+    report = prepare_iemocap(args.root, args.out, dev_gender=args.dev_gender)
+    print(report.summary())
+    print(f"data directories: {args.out}/IEMOCAP_all, IEMOCAP_dev, IEMOCAP_test")
+    return 0
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from voxanon.evaluation.ser import train_folds  # torch: imported only when training
+
+    folds = args.folds.split(",") if args.folds else None
+    report = train_folds(args.data_dir, args.out_dir, folds=folds, epochs=args.epochs,
+                         batch_size=args.batch_size, channels=args.channels, seed=args.seed, quiet=args.quiet)
+    for fold, info in report["folds"].items():
+        print(f"fold {fold}: {info['checkpoint']} (trained on {', '.join(info['train_speakers'])}; "
+              f"{json.dumps(info['train_counts'])})")
+    if report["excluded_labels"]:
+        print("excluded labels: " + ", ".join(f"{k} {v}" for k, v in sorted(report["excluded_labels"].items())))
+    for utt, why in report["failed_audio"].items():
+        print(f"unreadable audio, skipped: {utt}: {why}")
+    return 0
+
+
+def register(commands) -> None:
+    p = commands.data.add_parser("iemocap", help="prepare IEMOCAP for the VPC 5-fold SER protocol")
+    p.add_argument("root", help="IEMOCAP release folder holding Session1..Session5")
+    p.add_argument("out", help="output folder for IEMOCAP_all, IEMOCAP_dev and IEMOCAP_test")
+    p.add_argument("--dev-gender", choices=("f", "m"), default="f",
+                   help="which speaker of each session goes to the development set (default: f)")
+    p.set_defaults(handler=run_prepare)
+
+    ser = commands.top.add_parser("ser", help="speech emotion recognition models").add_subparsers(
+        dest="ser_command", metavar="ACTION")
+    t = ser.add_parser("train", help="train one compact SER per IEMOCAP fold on original data")
+    t.add_argument("data_dir", help="data directory with utt2emo and spk2fold (e.g. IEMOCAP_all)")
+    t.add_argument("out_dir", help="where fold_<k>/ser.pt are written (reruns resume)")
+    t.add_argument("--folds", help="comma-separated folds to train (default: all in spk2fold)")
+    t.add_argument("--epochs", type=int, default=15)
+    t.add_argument("--batch-size", type=int, default=32)
+    t.add_argument("--channels", type=int, default=128, help="network width")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--quiet", action="store_true", help="no progress lines")
+    t.set_defaults(handler=run_train)

@@ -1,0 +1,338 @@
+"""Emotion-preservation evaluation with the VPC's IEMOCAP 5-fold protocol.
+
+A data directory for SER has ``wav.scp``, ``utt2spk``, ``utt2emo`` and
+``spk2fold``. Fold ``k``'s model is trained on every speaker whose fold is
+not ``k`` (:func:`train_folds`, always on original speech) and scores only
+the speakers of fold ``k`` (:func:`evaluate_ser`), so no utterance is scored
+by a model that heard its speaker; each checkpoint records its training
+speakers and the evaluation refuses a model that contains a scored speaker.
+Models live in ``<models_dir>/fold_<k>/ser.pt``.
+
+UAR is computed per fold and averaged over folds (the VPC number);
+per-class recall and the confusion matrix pool all folds.
+
+Emotion labels outside the four classes are excluded and counted; audio
+that cannot be read is listed and skipped while the rest continues.
+
+Synthetic data. A data directory holding a file ``SYNTHETIC``, or a
+``corpus.json`` with ``"synthetic": true`` (in the directory or its parent,
+the corpus root), is the offline synthetic corpus: its results carry
+``smoke_test_only: true`` and :data:`SMOKE_TEST_MESSAGE`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from voxanon.audio.io import AudioError, load_audio, resample
+from voxanon.data.iemocap import EMOTIONS, vpc_emotion
+from voxanon.data.kaldi import DataDir, DataError, read_data_dir
+from voxanon.metrics import mean_over_folds, uar
+from voxanon.models.ser import CompactSER, EmotionRecognizer, SERError, fit, load_ser
+from voxanon.models.ser_features import LogMel
+from voxanon.progress import Progress
+
+SMOKE_TEST_MESSAGE = ("Offline data has no real emotional speech; the offline corpus's acted prosodic "
+                      "styles are a smoke test only: these UARs say nothing about emotion preservation.")
+MODEL_FILE = "ser.pt"
+#: utterances whose audio is held in memory at once while scoring
+CHUNK = 256
+
+
+def is_synthetic(data_dir: str | os.PathLike) -> bool:
+    """Whether ``data_dir`` (or its parent corpus root) is marked as the offline synthetic corpus."""
+    for folder in (Path(data_dir), Path(data_dir).parent):
+        if (folder / "SYNTHETIC").exists():
+            return True
+        meta = folder / "corpus.json"
+        if meta.is_file():
+            try:
+                if json.loads(meta.read_text(encoding="utf-8")).get("synthetic") is True:
+                    return True
+            except (json.JSONDecodeError, AttributeError):
+                pass
+    return False
+
+
+def fold_model_path(models_dir: str | os.PathLike, fold: str) -> Path:
+    """Checkpoint of fold ``fold``'s model."""
+    return Path(models_dir) / f"fold_{fold}" / MODEL_FILE
+
+
+def _labelled(data: DataDir) -> tuple[dict[str, str], dict[str, int]]:
+    """Utterance → VPC class for the 4-class utterances, and counts of excluded labels."""
+    where = data.path or "<data>"
+    for name, table in (("utt2spk", data.utt2spk), ("utt2emo", data.utt2emo), ("spk2fold", data.spk2fold)):
+        if not table:
+            raise DataError(f"{where}: {name} is missing or empty; SER data needs utt2spk, utt2emo and spk2fold "
+                            "(prepare IEMOCAP with `voxanon data iemocap`)")
+    for spk in sorted(set(data.utt2spk.values())):
+        if spk not in data.spk2fold:
+            raise DataError(f"{where}/spk2fold: speaker {spk!r} has no fold")
+    labels, excluded = {}, {}
+    for utt in data.utts:
+        raw = data.utt2emo.get(utt)
+        emo = vpc_emotion(raw) if raw is not None else None
+        if emo is None:
+            key = raw if raw is not None else "<no label>"
+            excluded[key] = excluded.get(key, 0) + 1
+        else:
+            labels[utt] = emo
+    return labels, excluded
+
+
+def _load_16k(data: DataDir, utt: str) -> np.ndarray:
+    wav, sr = load_audio(data.wav_scp[utt])
+    return resample(wav, sr, CompactSER.sample_rate)
+
+
+def extract_features(data: DataDir, utts: list[str], *, quiet: bool = False
+                     ) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
+    """Log-mel features (float16, ``(n_mels, T)``) of ``utts``, and the unreadable ones with reasons."""
+    logmel = LogMel(CompactSER.sample_rate)
+    feats, failed = {}, {}
+    progress = Progress(len(utts), "SER features", quiet=quiet)
+    for utt in utts:
+        try:
+            wav = _load_16k(data, utt)
+        except AudioError as exc:
+            failed[utt] = str(exc)
+            progress.update(failed=True)
+            continue
+        f, n = logmel([wav])
+        feats[utt] = f[0, :, :int(n[0])].to(torch.float16)
+        progress.update(audio_seconds=len(wav) / CompactSER.sample_rate)
+    progress.close()
+    return feats, failed
+
+
+def _select_folds(data: DataDir, folds: list[str] | None) -> list[str]:
+    present = sorted(set(data.spk2fold.values()))
+    chosen = present if folds is None else [str(f) for f in folds]
+    for fold in chosen:
+        if fold not in present:
+            raise DataError(f"{data.path}/spk2fold: fold {fold!r} has no speakers (folds present: {present})")
+    return chosen
+
+
+def train_folds(data_dir: str | os.PathLike, out_dir: str | os.PathLike, *, folds: list[str] | None = None,
+                epochs: int = 15, batch_size: int = 32, channels: int = 128, seed: int = 0,
+                quiet: bool = False) -> dict:
+    """Train one :class:`~voxanon.models.ser.CompactSER` per fold on original data.
+
+    Features are computed once for all folds. A fold whose checkpoint exists
+    is skipped; an interrupted fold resumes from its last finished epoch.
+
+    Parameters
+    ----------
+    data_dir : path
+        Original (not anonymized) data with every fold's speakers (e.g. ``IEMOCAP_all``).
+    out_dir : path
+        Receives ``fold_<k>/ser.pt`` and ``train_report.json``.
+    folds : list of str, optional
+        Folds to train (default: every fold in ``spk2fold``).
+
+    Returns
+    -------
+    dict
+        The training report (also written to ``train_report.json``).
+    """
+    data = read_data_dir(data_dir)
+    labels, excluded = _labelled(data)
+    chosen = _select_folds(data, folds)
+    feats, failed = extract_features(data, list(labels), quiet=quiet)
+    report = {"data_dir": str(data_dir), "excluded_labels": excluded, "failed_audio": failed, "folds": {}}
+    for fold in chosen:
+        train_spk = sorted({s for s, f in data.spk2fold.items() if f != fold})
+        train_utts = [u for u in feats if data.utt2spk[u] in train_spk]
+        if not train_utts:
+            raise DataError(f"{data.path}: fold {fold} has no training utterances "
+                            "(every usable speaker is in that fold)")
+        ckpt = fold_model_path(out_dir, fold)
+        counts = {e: sum(labels[u] == e for u in train_utts) for e in EMOTIONS}
+        report["folds"][fold] = {"checkpoint": str(ckpt), "train_speakers": train_spk, "train_counts": counts}
+        if ckpt.is_file():
+            if not quiet:
+                print(f"fold {fold}: {ckpt} exists, skipped")
+            continue
+        fit([feats[u] for u in train_utts], [EMOTIONS.index(labels[u]) for u in train_utts], ckpt,
+            epochs=epochs, batch_size=batch_size, channels=channels, seed=seed, desc=f"fold {fold}",
+            meta={"fold": fold, "train_speakers": train_spk, "data_dir": str(data_dir), "train_counts": counts},
+            quiet=quiet)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    (Path(out_dir) / "train_report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return report
+
+
+def _score(model: EmotionRecognizer, data: DataDir, utts: list[str], *, batch_size: int,
+           progress: Progress) -> tuple[dict[str, str], dict[str, str]]:
+    """Predicted class per readable utterance, and the unreadable ones with reasons."""
+    hyps, failed = {}, {}
+    for start in range(0, len(utts), CHUNK):
+        wavs, ok = [], []
+        for utt in utts[start:start + CHUNK]:
+            try:
+                wavs.append(_load_16k(data, utt))
+                ok.append(utt)
+            except AudioError as exc:
+                failed[utt] = str(exc)
+                progress.update(failed=True)
+        if ok:
+            hyps.update(zip(ok, model.predict(wavs, CompactSER.sample_rate, batch_size=batch_size)))
+            progress.update(len(ok), audio_seconds=sum(len(w) for w in wavs) / CompactSER.sample_rate)
+    return hyps, failed
+
+
+def _fold_model(models_dir: str | os.PathLike, fold: str, speakers: list[str]) -> EmotionRecognizer:
+    """Fold ``fold``'s model, refusing one whose training set contains any of ``speakers``."""
+    path = fold_model_path(models_dir, fold)
+    if not path.is_file():
+        raise SERError(f"no model for fold {fold}: {path} is missing (train it with `voxanon ser train`)")
+    model = CompactSER.load(path)
+    seen = sorted(set(speakers) & set(model.meta.get("train_speakers", [])))
+    if seen or "train_speakers" not in model.meta:
+        raise SERError(f"{path}: model of fold {fold} was trained on scored speaker(s) {seen or '<unknown>'}; "
+                       "check spk2fold against the training data")
+    return model
+
+
+def evaluate_ser(data_dir: str | os.PathLike, models_dir: str | os.PathLike | None = None, *,
+                 model_spec: str | None = None, batch_size: int = 16, quiet: bool = False) -> dict:
+    """Score every utterance with the model of the fold that did not train on its speaker.
+
+    Parameters
+    ----------
+    data_dir : path
+        Data to score (original or anonymized), with ``utt2emo`` and ``spk2fold``.
+    models_dir : path, optional
+        Folder of per-fold models from :func:`train_folds`.
+    model_spec : str, optional
+        Instead of per-fold models, one model for all folds (``load_ser`` spec,
+        e.g. a pretrained ``transformers:<dir>``); fold routing then cannot be
+        checked and ``fold_routing`` is False.
+
+    Returns
+    -------
+    dict
+        JSON-serialisable: ``uar_mean``, ``uar_std``, ``folds`` (per fold UAR,
+        counts, speakers, model), pooled ``per_class_recall`` and ``confusion``
+        (rows true, columns predicted, order ``labels``), ``utterances``
+        (utt, spk, fold, ref, hyp), ``excluded_labels``, ``failed_audio``,
+        ``smoke_test_only`` and ``message``, and the settings used.
+    """
+    if (models_dir is None) == (model_spec is None):
+        raise ValueError("give exactly one of models_dir (per-fold models) and model_spec (one model)")
+    data = read_data_dir(data_dir)
+    labels, excluded = _labelled(data)
+    folds = sorted({data.spk2fold[data.utt2spk[u]] for u in labels})
+    if not folds:
+        raise DataError(f"{data_dir}: no utterance with one of the classes {EMOTIONS}")
+    shared = load_ser(model_spec) if model_spec else None
+    progress = Progress(len(labels), "SER scoring", quiet=quiet)
+    t0 = time.monotonic()
+    per_fold, rows, failed = {}, [], {}
+    for fold in folds:
+        speakers = sorted({s for s, f in data.spk2fold.items() if f == fold})
+        utts = [u for u in labels if data.spk2fold[data.utt2spk[u]] == fold]
+        model = shared or _fold_model(models_dir, fold, speakers)
+        hyps, bad = _score(model, data, utts, batch_size=batch_size, progress=progress)
+        failed.update(bad)
+        scored = [u for u in utts if u in hyps]
+        entry = {"model": model.name, "speakers": speakers, "n": len(scored), "uar": None, "per_class_recall": {}}
+        if scored:
+            res = uar([labels[u] for u in scored], [hyps[u] for u in scored], labels=EMOTIONS)
+            entry.update(uar=res.uar, per_class_recall=res.per_class_recall)
+        per_fold[fold] = entry
+        rows += [{"utt": u, "spk": data.utt2spk[u], "fold": fold, "ref": labels[u], "hyp": hyps[u]} for u in scored]
+    progress.close()
+    if not rows:
+        raise DataError(f"{data_dir}: no utterance could be scored ({len(failed)} unreadable)")
+    pooled = uar([r["ref"] for r in rows], [r["hyp"] for r in rows], labels=EMOTIONS)
+    summary = mean_over_folds([e["uar"] for e in per_fold.values() if e["uar"] is not None])
+    synthetic = is_synthetic(data_dir)
+    return {
+        "data_dir": str(data_dir),
+        "models": str(models_dir) if models_dir is not None else model_spec,
+        "fold_routing": shared is None,
+        "labels": list(EMOTIONS),
+        "uar_mean": summary.mean,
+        "uar_std": summary.std,
+        "folds": per_fold,
+        "per_class_recall": pooled.per_class_recall,
+        "confusion": pooled.confusion.tolist(),
+        "n_utterances": len(rows),
+        "excluded_labels": excluded,
+        "failed_audio": failed,
+        "batch_size": batch_size,
+        "seconds": time.monotonic() - t0,
+        "smoke_test_only": synthetic,
+        "message": SMOKE_TEST_MESSAGE if synthetic else None,
+        "utterances": rows,
+    }
+
+
+def format_report(result: dict) -> str:
+    """Human-readable summary of an :func:`evaluate_ser` result."""
+    lines = [f"SER on {result['data_dir']} with {result['models']}"]
+    if result["smoke_test_only"]:
+        lines.append(f"WARNING: {result['message']}")
+    if not result["fold_routing"]:
+        lines.append("note: one model scored every fold; it may have been trained on these speakers")
+    for fold, e in result["folds"].items():
+        value = "n/a" if e["uar"] is None else f"{e['uar']:.2f}"
+        lines.append(f"  fold {fold}: UAR {value} % on {e['n']} utterances ({', '.join(e['speakers'])})")
+    lines.append(f"UAR mean over folds: {result['uar_mean']:.2f} % (std {result['uar_std']:.2f})")
+    lines.append("per-class recall: " + ", ".join(f"{k} {v:.1f}" for k, v in result["per_class_recall"].items()))
+    lines.append("confusion (rows true, columns predicted " + " ".join(result["labels"]) + "):")
+    lines += [f"  {lab:>4} " + " ".join(f"{n:5d}" for n in row) for lab, row in zip(result["labels"], result["confusion"])]
+    if result["excluded_labels"]:
+        lines.append("excluded labels: " + ", ".join(f"{k} {v}" for k, v in sorted(result["excluded_labels"].items())))
+    lines += [f"unreadable audio, skipped: {u}: {why}" for u, why in result["failed_audio"].items()]
+    return "\n".join(lines)
+
+
+def write_results(result: dict, out_dir: str | os.PathLike) -> Path:
+    """Write ``ser_results.json``, ``ser_folds.tsv``, ``ser_utterances.tsv`` and ``ser_report.txt``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "ser_results.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    with open(out / "ser_folds.tsv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, delimiter="\t")
+        w.writerow(["fold", "uar", "n", "speakers", "model", "data_dir", "smoke_test_only"])
+        for fold, e in result["folds"].items():
+            w.writerow([fold, "" if e["uar"] is None else f"{e['uar']:.3f}", e["n"], ",".join(e["speakers"]),
+                        e["model"], result["data_dir"], result["smoke_test_only"]])
+        w.writerow(["mean", f"{result['uar_mean']:.3f}", result["n_utterances"], "", result["models"],
+                    result["data_dir"], result["smoke_test_only"]])
+    with open(out / "ser_utterances.tsv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, delimiter="\t")
+        w.writerow(["utt", "spk", "fold", "ref", "hyp"])
+        w.writerows([r["utt"], r["spk"], r["fold"], r["ref"], r["hyp"]] for r in result["utterances"])
+    (out / "ser_report.txt").write_text(format_report(result) + "\n", encoding="utf-8")
+    return out
+
+
+def evaluate_ser_cli(args: argparse.Namespace) -> int:
+    """Command handler: evaluate each ``args.data_dirs`` entry, print and write the results.
+
+    Uses ``args.ser_models`` (per-fold models folder) or ``args.ser_model``
+    (one ``load_ser`` spec), ``args.out`` (results folder, one subfolder per
+    data directory), ``args.batch_size`` and ``args.quiet``.
+    """
+    models_dir, spec = getattr(args, "ser_models", None), getattr(args, "ser_model", None)
+    if (models_dir is None) == (spec is None):
+        raise SystemExit("SER evaluation: give either --ser-models DIR (per-fold models) or --ser-model SPEC")
+    for data_dir in args.data_dirs:
+        result = evaluate_ser(data_dir, models_dir, model_spec=spec, batch_size=args.batch_size, quiet=args.quiet)
+        out = write_results(result, Path(args.out) / Path(data_dir).name)
+        print(format_report(result))
+        print(f"results: {out}")
+    return 0

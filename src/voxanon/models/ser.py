@@ -1,0 +1,329 @@
+"""Speech emotion recognition (SER) models behind one interface.
+
+Two kinds, both loaded with :func:`load_ser`:
+
+``voxanon:<checkpoint.pt>``
+    :class:`CompactSER`, our own network trained with :func:`fit` (one per
+    IEMOCAP fold, see :mod:`voxanon.evaluation.ser`).
+``transformers:<local dir or hub name>``
+    :class:`TransformersSER`, any transformers audio-classification
+    checkpoint (e.g. SUPERB ER ``superb/wav2vec2-base-superb-er``, labels
+    neu/hap/ang/sad). Its labels are mapped to the four VPC classes with
+    :data:`voxanon.data.iemocap.EMOTION_ALIASES` (neu/neutral → neu;
+    hap/happy/happiness/exc/excited → hap; ang/angry/anger → ang;
+    sad/sadness → sad); other labels are excluded (their probability mass is
+    dropped and the rest renormalised) and listed in ``excluded_labels``.
+
+Every model returns probabilities over :data:`voxanon.data.iemocap.EMOTIONS`
+(``neu``, ``sad``, ``ang``, ``hap``) and predicts in batches of similar-length
+utterances (sorted by length, so little padding is computed).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import time
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from voxanon.audio.io import resample
+from voxanon.data.iemocap import EMOTIONS, vpc_emotion
+from voxanon.models.ser_features import N_MELS, LogMel
+from voxanon.progress import Progress
+
+CHECKPOINT_FORMAT = "voxanon-ser/1"
+
+
+class SERError(Exception):
+    """An SER model that cannot be loaded or used; the message says why."""
+
+
+def _length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
+    """Indices grouped into batches of similar length (longest first)."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+class EmotionRecognizer(ABC):
+    """Predicts one of the four VPC emotion classes per utterance."""
+
+    name: str
+    labels: tuple[str, ...] = EMOTIONS
+
+    @abstractmethod
+    def predict_proba(self, wavs: list[np.ndarray], sr: int, *, batch_size: int = 16) -> np.ndarray:
+        """Class probabilities, shape ``(len(wavs), 4)``, columns in :attr:`labels` order."""
+
+    def predict(self, wavs: list[np.ndarray], sr: int, *, batch_size: int = 16) -> list[str]:
+        """The most probable class of each utterance."""
+        if not wavs:
+            return []
+        proba = self.predict_proba(wavs, sr, batch_size=batch_size)
+        return [self.labels[i] for i in proba.argmax(axis=1)]
+
+
+class CompactSERNet(nn.Module):
+    """Log-mel frames → TDNN → attentive statistics pooling → MLP → 4 logits.
+
+    Emotion lives in prosody (pitch level and range, loudness, rate) and in
+    spectral dynamics (voice quality, articulation effort). Log-mel frames
+    keep all of these: harmonics resolve pitch at low frequencies, band
+    energies give loudness and spectral tilt. Three dilated 1-D convolutions
+    (receptive field 150 ms) model their local dynamics; attentive mean and
+    standard deviation pooling turns a variable-length utterance into
+    statistics of those dynamics (level *and* variability, both emotion cues)
+    while letting the network weight emotionally salient frames. With 128
+    channels the network has about 0.2 M parameters: it trains on IEMOCAP on
+    a CPU in minutes per fold, unlike fine-tuning a self-supervised encoder.
+    Input is normalised with the training set's per-band mean and standard
+    deviation (stored with the weights), not per utterance, so absolute
+    loudness, an anger cue, is kept.
+    """
+
+    def __init__(self, n_mels: int = N_MELS, channels: int = 128, n_classes: int = len(EMOTIONS)):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(n_mels))
+        self.register_buffer("std", torch.ones(n_mels))
+        self.tdnn = nn.ModuleList(
+            nn.Sequential(nn.Conv1d(c_in, channels, kernel, dilation=dilation,
+                                    padding=dilation * (kernel - 1) // 2),
+                          nn.ReLU(), nn.BatchNorm1d(channels))
+            for c_in, kernel, dilation in ((n_mels, 5, 1), (channels, 3, 2), (channels, 3, 3)))
+        self.attention = nn.Sequential(nn.Conv1d(channels, channels // 2, 1), nn.Tanh(),
+                                       nn.Conv1d(channels // 2, 1, 1))
+        self.head = nn.Sequential(nn.Linear(2 * channels, channels), nn.ReLU(), nn.Dropout(0.2),
+                                  nn.Linear(channels, n_classes))
+
+    def forward(self, feats: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits ``(B, n_classes)`` for features ``(B, n_mels, T)``; frames past ``lengths`` are ignored."""
+        h = (feats - self.mean[:, None]) / self.std[:, None]
+        mask = None
+        if lengths is not None:
+            mask = (torch.arange(h.shape[2], device=h.device)[None, :] < lengths[:, None])[:, None, :]
+        for block in self.tdnn:
+            # zeroing padded frames before every layer makes a batched result equal the unbatched one
+            h = block(h if mask is None else h * mask)
+        score = self.attention(h)
+        if mask is not None:
+            score = score.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(score, dim=2)
+        mean = (w * h).sum(dim=2)
+        std = ((w * h * h).sum(dim=2) - mean * mean).clamp_min(1e-6).sqrt()
+        return self.head(torch.cat([mean, std], dim=1))
+
+
+class CompactSER(EmotionRecognizer):
+    """Our trained SER (:class:`CompactSERNet`) with its feature extractor."""
+
+    sample_rate = 16000
+
+    def __init__(self, net: CompactSERNet, *, name: str = "voxanon-compact-ser", meta: dict | None = None):
+        self.net = net.eval()
+        self.name = name
+        self.meta = dict(meta or {})
+        self.features = LogMel(self.sample_rate)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "CompactSER":
+        """Load a checkpoint written by :func:`fit`."""
+        path = Path(path)
+        if not path.is_file():
+            raise SERError(f"SER checkpoint not found: {path}")
+        try:
+            ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:
+            raise SERError(f"cannot read SER checkpoint {path}: {exc}") from exc
+        if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
+            raise SERError(f"{path}: not a voxanon SER checkpoint (format {CHECKPOINT_FORMAT!r} expected)")
+        if tuple(ckpt["labels"]) != EMOTIONS:
+            raise SERError(f"{path}: labels {ckpt['labels']} differ from {EMOTIONS}")
+        net = CompactSERNet(**ckpt["config"])
+        net.load_state_dict(ckpt["state_dict"])
+        return cls(net, name=f"voxanon:{path}", meta=ckpt.get("meta", {}))
+
+    def logits(self, wavs: list[np.ndarray]) -> torch.Tensor:
+        """Logits of 16 kHz waveforms, one batch."""
+        feats, lengths = self.features(wavs)
+        with torch.inference_mode():
+            return self.net(feats, lengths)
+
+    def predict_proba(self, wavs: list[np.ndarray], sr: int, *, batch_size: int = 16) -> np.ndarray:
+        wavs = [resample(np.asarray(w, dtype=np.float32), sr, self.sample_rate) for w in wavs]
+        out = np.zeros((len(wavs), len(self.labels)), dtype=np.float32)
+        for idx in _length_batches([len(w) for w in wavs], batch_size):
+            out[idx] = torch.softmax(self.logits([wavs[i] for i in idx]), dim=1).numpy()
+        return out
+
+
+class TransformersSER(EmotionRecognizer):
+    """A transformers audio-classification checkpoint with labels mapped to the VPC classes."""
+
+    def __init__(self, source: str):
+        from transformers import AutoFeatureExtractor, AutoModelForAudioClassification
+
+        local = Path(source).is_dir()
+        try:
+            self.extractor = AutoFeatureExtractor.from_pretrained(source, local_files_only=local)
+            self.model = AutoModelForAudioClassification.from_pretrained(source, local_files_only=local).eval()
+        except (OSError, ValueError) as exc:
+            raise SERError(f"cannot load transformers audio-classification model {source!r}: {exc}") from exc
+        self.name = f"transformers:{source}"
+        self.sample_rate = int(getattr(self.extractor, "sampling_rate", 16000))
+        id2label = {int(k): str(v) for k, v in self.model.config.id2label.items()}
+        n_out = self.model.config.num_labels
+        self.mapping = np.zeros((n_out, len(EMOTIONS)), dtype=np.float32)
+        self.excluded_labels: list[str] = []
+        for i in range(n_out):
+            emo = vpc_emotion(id2label.get(i, ""))
+            if emo is None:
+                self.excluded_labels.append(id2label.get(i, str(i)))
+            else:
+                self.mapping[i, EMOTIONS.index(emo)] = 1.0
+        self.missing_classes = [e for j, e in enumerate(EMOTIONS) if not self.mapping[:, j].any()]
+        if len(self.missing_classes) == len(EMOTIONS):
+            raise SERError(f"{source}: none of the model's labels {sorted(id2label.values())} "
+                           f"maps to the VPC classes {EMOTIONS}")
+
+    def predict_proba(self, wavs: list[np.ndarray], sr: int, *, batch_size: int = 16) -> np.ndarray:
+        wavs = [resample(np.asarray(w, dtype=np.float32), sr, self.sample_rate) for w in wavs]
+        out = np.zeros((len(wavs), len(self.labels)), dtype=np.float32)
+        for idx in _length_batches([len(w) for w in wavs], batch_size):
+            inputs = self.extractor([wavs[i] for i in idx], sampling_rate=self.sample_rate,
+                                    padding=True, return_tensors="pt")
+            with torch.inference_mode():
+                proba = torch.softmax(self.model(**inputs).logits.float(), dim=1).numpy()
+            mass = proba @ self.mapping
+            out[idx] = mass / np.maximum(mass.sum(axis=1, keepdims=True), 1e-12)
+        return out
+
+
+def load_ser(spec: str) -> EmotionRecognizer:
+    """Load an SER from ``"voxanon:<checkpoint.pt>"`` or ``"transformers:<dir or hub name>"``."""
+    kind, sep, source = spec.partition(":")
+    if not sep or not source:
+        raise SERError(f"SER spec {spec!r}: expected 'voxanon:<checkpoint.pt>' or 'transformers:<dir or name>'")
+    if kind == "voxanon":
+        return CompactSER.load(source)
+    if kind == "transformers":
+        return TransformersSER(source)
+    raise SERError(f"SER spec {spec!r}: unknown kind {kind!r} (use 'voxanon' or 'transformers')")
+
+
+def save_atomic(obj: object, path: str | os.PathLike) -> None:
+    """``torch.save`` to a temporary file in the same folder, then rename (never a partial file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            torch.save(obj, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _crop_batch(feats: list[torch.Tensor], idx: list[int], frames: int, gen: torch.Generator) -> torch.Tensor:
+    """Random crops of ``frames`` (at most the batch's longest utterance; shorter ones tiled), ``(B, n_mels, T)``."""
+    frames = min(frames, max(feats[i].shape[1] for i in idx))
+    out = []
+    for i in idx:
+        f = feats[i]
+        if f.shape[1] < frames:
+            f = f.repeat(1, math.ceil(frames / f.shape[1]))
+        start = int(torch.randint(0, f.shape[1] - frames + 1, (1,), generator=gen))
+        out.append(f[:, start:start + frames])
+    return torch.stack(out).float()
+
+
+def class_weights(targets: torch.Tensor, n_classes: int = len(EMOTIONS)) -> torch.Tensor:
+    """Inverse-frequency weights ``N / (K * n_k)`` (0 for absent classes) for a balanced loss."""
+    counts = torch.bincount(targets, minlength=n_classes).float()
+    present = counts > 0
+    weights = torch.zeros(n_classes)
+    weights[present] = counts.sum() / (present.sum() * counts[present])
+    return weights
+
+
+def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.PathLike, *,
+        epochs: int = 15, batch_size: int = 32, crop_frames: int = 300, channels: int = 128,
+        lr: float = 1e-3, seed: int = 0, meta: dict | None = None, desc: str = "SER training",
+        quiet: bool = False) -> CompactSER:
+    """Train a :class:`CompactSERNet` on log-mel features; resumable, checkpoints written atomically.
+
+    Parameters
+    ----------
+    feats : list of tensor ``(n_mels, T)``
+        Training features (from :class:`~voxanon.models.ser_features.LogMel`);
+        float16 storage is fine (batches are converted to float32).
+    targets : list of int
+        Class indices into :data:`EMOTIONS`.
+    checkpoint : path
+        The final model. ``<checkpoint>.partial`` holds the state after the
+        last finished epoch; a rerun resumes from it (epoch ``e`` always uses
+        the RNG seeded with ``(seed, e)``, so resuming gives the same model).
+    epochs, batch_size, crop_frames, channels, lr, seed
+        Training settings; each batch uses random crops of up to ``crop_frames`` frames.
+    meta : dict, optional
+        Stored in the checkpoint (e.g. the fold and its training speakers).
+    """
+    if not feats or len(feats) != len(targets):
+        raise ValueError("fit needs as many targets as (non-zero) training utterances")
+    checkpoint = Path(checkpoint)
+    partial = checkpoint.with_name(checkpoint.name + ".partial")
+    config = {"n_mels": int(feats[0].shape[0]), "channels": channels}
+    y = torch.tensor(targets)
+    torch.manual_seed(seed)
+    net = CompactSERNet(**config)
+    n_frames = sum(f.shape[1] for f in feats)
+    mean = sum(f.double().sum(dim=1) for f in feats) / n_frames
+    var = sum(f.double().pow(2).sum(dim=1) for f in feats) / n_frames - mean.pow(2)
+    net.mean.copy_(mean.float())
+    net.std.copy_(var.clamp_min(1e-6).sqrt().float())
+    optimiser = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=1e-4)
+    loss_fn = nn.CrossEntropyLoss(weight=class_weights(y))
+    losses: list[float] = []
+    start_epoch = 0
+    if partial.is_file():
+        state = torch.load(partial, map_location="cpu", weights_only=True)
+        if state.get("config") == config and state.get("n_utts") == len(feats):
+            net.load_state_dict(state["state_dict"])
+            optimiser.load_state_dict(state["optimiser"])
+            losses, start_epoch = list(state["losses"]), int(state["epoch"])
+    n_batches = math.ceil(len(feats) / batch_size)
+    progress = Progress((epochs - start_epoch) * n_batches, desc, quiet=quiet)
+    t0 = time.monotonic()
+    for epoch in range(start_epoch, epochs):
+        torch.manual_seed(seed * 100_003 + epoch)  # dropout: same model whether resumed or not
+        gen = torch.Generator().manual_seed(seed * 100_003 + epoch)
+        order = torch.randperm(len(feats), generator=gen).tolist()
+        net.train()
+        total = 0.0
+        for b in range(n_batches):
+            idx = order[b * batch_size:(b + 1) * batch_size]
+            loss = loss_fn(net(_crop_batch(feats, idx, crop_frames, gen)), y[idx])
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            total += loss.item() * len(idx)
+            progress.desc = f"{desc} epoch {epoch + 1}/{epochs} loss {total / (b * batch_size + len(idx)):.3f}"
+            progress.update()
+        losses.append(total / len(feats))
+        save_atomic({"config": config, "n_utts": len(feats), "epoch": epoch + 1, "losses": losses,
+                     "state_dict": net.state_dict(), "optimiser": optimiser.state_dict()}, partial)
+    progress.close()
+    meta = {**(meta or {}), "epochs": epochs, "losses": losses, "batch_size": batch_size,
+            "crop_frames": crop_frames, "lr": lr, "seed": seed, "train_seconds": time.monotonic() - t0}
+    save_atomic({"format": CHECKPOINT_FORMAT, "labels": list(EMOTIONS), "config": config,
+                 "state_dict": net.state_dict(), "meta": meta}, checkpoint)
+    partial.unlink(missing_ok=True)
+    return CompactSER(net.eval(), name=f"voxanon:{checkpoint}", meta=meta)
