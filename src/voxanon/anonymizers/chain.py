@@ -5,7 +5,8 @@ one-step chain uses the rng itself). Each step gets its input resampled to its
 preferred rate; the chain's output rate is the last step's.
 
 Fusion: with ``fuse`` on, a run of consecutive WORLD-domain steps (``world`` and
-the prosody transforms) shares one WORLD analysis and one synthesis, with the
+the prosody transforms) with the same preferred rate (all of voxanon's work at
+the input rate) shares one WORLD analysis and one synthesis, with the
 analysis settings of the run's first step; each step transforms the features of
 the previous one. This saves time and vocoder passes, and a fused chain
 ``[world, t1, t2]`` gives exactly the output of ``world`` with
@@ -15,6 +16,7 @@ the previous one. This saves time and vocoder passes, and a fused chain
 from __future__ import annotations
 
 import dataclasses
+
 import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, param
@@ -51,8 +53,13 @@ class Chain(Anonymizer):
         """Step indices grouped as they run: fused WORLD runs together, every other step alone."""
         out: list[list[int]] = []
         for i, step in enumerate(self.steps):
-            fusable = self.config.fuse and isinstance(step, WorldDomain)
-            if fusable and out and isinstance(self.steps[out[-1][-1]], WorldDomain):
+            previous = self.steps[i - 1] if i else None
+            if (
+                self.config.fuse
+                and isinstance(step, WorldDomain)
+                and isinstance(previous, WorldDomain)
+                and step.sample_rate == previous.sample_rate
+            ):
                 out[-1].append(i)
             else:
                 out.append([i])
