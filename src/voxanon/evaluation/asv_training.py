@@ -1,0 +1,240 @@
+"""Training the semi-informed attacker: an ECAPA-TDNN from scratch on a (anonymized) data directory.
+
+As the VPC 2024 attacker: random fixed-length chunks (3 s), additive angular
+margin softmax (margin 0.2, scale 30), Adam with a triangular cyclic learning
+rate, an utterance-level train/validation split (90/10 within each speaker),
+validation EER after every epoch and the best model kept.
+
+Log-mel features of every utterance are computed once and held in memory
+(float16), so an epoch costs only the network; this suits corpora up to a few
+tens of hours (about 29 MB per hour of audio).
+
+``OUT/last.pt`` (model, classifier, optimizer, scheduler, epoch, RNG states,
+history) is rewritten atomically after each epoch, so an interrupted run
+resumes where it stopped; ``OUT/best.pt`` is a plain ECAPA checkpoint usable
+as ``ecapa:OUT/best.pt``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from voxanon.audio.io import AudioError, load_audio, resample
+from voxanon.data.kaldi import DataDir, DataError
+from voxanon.metrics import compute_eer
+from voxanon.models.ecapa import EcapaConfig, EcapaTdnn, save_ecapa
+from voxanon.models.fbank import Fbank
+from voxanon.progress import Progress
+
+
+@dataclass
+class TrainConfig:
+    """Training settings; ``model`` is the ECAPA architecture."""
+
+    model: EcapaConfig = field(default_factory=EcapaConfig)
+    epochs: int = 10
+    batch_size: int = 32
+    chunk_seconds: float = 3.0
+    chunks_per_utt: int = 2
+    margin: float = 0.2
+    scale: float = 30.0
+    lr_min: float = 1e-5
+    lr_max: float = 2e-3
+    cycle_epochs: float = 2.0
+    weight_decay: float = 2e-5
+    val_fraction: float = 0.1
+    seed: int = 0
+
+
+class AAMSoftmax(nn.Module):
+    """Additive angular margin softmax loss: ``s * cos(theta + m)`` for the true class."""
+
+    def __init__(self, dim: int, n_classes: int, margin: float, scale: float):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(n_classes, dim))
+        nn.init.xavier_normal_(self.weight)
+        self.margin, self.scale = margin, scale
+
+    def forward(self, emb: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        cos = F.linear(F.normalize(emb), F.normalize(self.weight)).clamp(-1 + 1e-7, 1 - 1e-7)
+        target = torch.cos(torch.acos(cos) + self.margin)
+        # beyond pi - m, cos(theta + m) stops decreasing: use a linear penalty instead (as ArcFace)
+        target = torch.where(cos > math.cos(math.pi - self.margin), target,
+                             cos - math.sin(math.pi - self.margin) * self.margin)
+        onehot = F.one_hot(labels, cos.shape[1]).bool()
+        return F.cross_entropy(self.scale * torch.where(onehot, target, cos), labels)
+
+
+def split_utterances(data: DataDir, val_fraction: float, seed: int) -> tuple[list[str], list[str]]:
+    """Per-speaker utterance split; every speaker keeps at least one training utterance."""
+    rng = np.random.default_rng(seed)
+    train, val = [], []
+    for spk, utts in data.spk2utt.items():
+        utts = list(rng.permutation(utts))
+        n_val = min(int(round(len(utts) * val_fraction)), len(utts) - 1)
+        val += utts[:n_val]
+        train += utts[n_val:]
+    return sorted(train), sorted(val)
+
+
+def compute_features(data: DataDir, utts: list[str], fbank: Fbank, quiet: bool = False) -> dict[str, np.ndarray]:
+    """Normalised log-mel features (float16, frames × mels) of each utterance."""
+    progress = Progress(len(utts), "features", quiet=quiet)
+    feats = {}
+    for utt in utts:
+        try:
+            wav, sr = load_audio(data.wav_scp[utt])
+        except AudioError as exc:
+            raise AudioError(f"{data.path}: utterance {utt!r}: {exc}") from exc
+        wav = resample(wav, sr, fbank.cfg.sample_rate)
+        with torch.inference_mode():
+            f, _ = fbank(torch.from_numpy(wav)[None])
+        feats[utt] = f[0].numpy().astype(np.float16)
+        progress.update(audio_seconds=len(wav) / fbank.cfg.sample_rate)
+    progress.close()
+    return feats
+
+
+def sample_chunks(feats: list[np.ndarray], n_frames: int, rng: np.random.Generator) -> np.ndarray:
+    """One random ``n_frames`` chunk per feature matrix (shorter ones are tiled), chunk-mean removed."""
+    out = np.empty((len(feats), n_frames, feats[0].shape[1]), dtype=np.float32)
+    for i, f in enumerate(feats):
+        if len(f) < n_frames:
+            f = np.tile(f, (math.ceil(n_frames / len(f)), 1))
+        start = rng.integers(0, len(f) - n_frames + 1)
+        out[i] = f[start:start + n_frames]
+    return out - out.mean(axis=1, keepdims=True)
+
+
+@torch.inference_mode()
+def validation_eer(model: EcapaTdnn, feats: list[np.ndarray], labels: list[str], device: str) -> float:
+    """EER (%) over all pairs of validation utterances, embedded whole."""
+    model.eval()
+    embs = []
+    for start in range(0, len(feats), 16):
+        part = feats[start:start + 16]
+        lengths = torch.tensor([len(f) for f in part])
+        batch = torch.zeros(len(part), int(lengths.max()), part[0].shape[1])
+        for i, f in enumerate(part):
+            batch[i, :len(f)] = torch.from_numpy(f.astype(np.float32))
+        embs.append(F.normalize(model(batch.to(device), lengths.to(device))).cpu().numpy())
+    e = np.concatenate(embs)
+    scores = e @ e.T
+    lab = np.asarray(labels)
+    iu = np.triu_indices(len(lab), k=1)
+    same = (lab[:, None] == lab[None, :])[iu]
+    return float(compute_eer(scores[iu][same], scores[iu][~same]).eer)
+
+
+def _resumable(cfg: TrainConfig) -> dict:
+    """Settings a resumed run must share with the interrupted one (the epoch count may grow)."""
+    return {k: v for k, v in asdict(cfg).items() if k != "epochs"}
+
+
+def _atomic_save(obj: dict, path: Path) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig = TrainConfig(), *,
+                   device: str = "cpu", quiet: bool = False) -> dict:
+    """Train (or resume) the attacker ECAPA on ``data``; returns the training summary.
+
+    Raises
+    ------
+    DataError
+        Fewer than two speakers, or no validation utterances (every speaker has one utterance).
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    speakers = sorted(data.spk2utt)
+    if len(speakers) < 2:
+        raise DataError(f"{data.path}: the training set has {len(speakers)} speaker(s) "
+                        f"({', '.join(speakers) or 'none'}); speaker training needs at least two")
+    train_utts, val_utts = split_utterances(data, cfg.val_fraction, cfg.seed)
+    if len({data.utt2spk[u] for u in val_utts}) < 2 or len(val_utts) < 3:
+        raise DataError(f"{data.path}: too few validation utterances ({len(val_utts)}) for an EER; "
+                        "speakers need several utterances each, or raise val_fraction")
+    torch.manual_seed(cfg.seed)
+    fbank = Fbank()
+    n_chunk = int(cfg.chunk_seconds * fbank.cfg.sample_rate) // fbank.cfg.hop_length + 1
+    feats = compute_features(data, train_utts + val_utts, fbank, quiet=quiet)
+    short = [u for u in train_utts if len(feats[u]) < n_chunk]
+    if short and not quiet:
+        print(f"{len(short)} training utterance(s) shorter than {cfg.chunk_seconds} s are tiled (repeated) "
+              f"to the chunk length: {', '.join(short[:10])}{' ...' if len(short) > 10 else ''}")
+    spk_index = {s: i for i, s in enumerate(speakers)}
+    model = EcapaTdnn(cfg.model).to(device)
+    loss_fn = AAMSoftmax(cfg.model.embedding_dim, len(speakers), cfg.margin, cfg.scale).to(device)
+    params = list(model.parameters()) + list(loss_fn.parameters())
+    optimizer = torch.optim.Adam(params, lr=cfg.lr_min, weight_decay=cfg.weight_decay)
+    steps_per_epoch = math.ceil(len(train_utts) * cfg.chunks_per_utt / cfg.batch_size)
+    scheduler = torch.optim.lr_scheduler.CyclicLR(
+        optimizer, cfg.lr_min, cfg.lr_max, step_size_up=max(1, int(cfg.cycle_epochs * steps_per_epoch / 2)),
+        cycle_momentum=False)
+    rng = np.random.default_rng(cfg.seed)
+    state = {"epoch": 0, "best_eer": None, "history": []}
+    last = out / "last.pt"
+    if last.is_file():
+        try:
+            ckpt = torch.load(last, map_location="cpu", weights_only=False)
+            if ckpt["speakers"] != speakers or ckpt["val_utts"] != val_utts or ckpt["train_config"] != _resumable(cfg):
+                raise ValueError("it was made with other data or settings")
+            model.load_state_dict(ckpt["model"])
+            loss_fn.load_state_dict(ckpt["classifier"])
+            optimizer.load_state_dict(ckpt["optimizer"])
+            scheduler.load_state_dict(ckpt["scheduler"])
+            rng.bit_generator.state = ckpt["numpy_rng"]
+            torch.set_rng_state(ckpt["torch_rng"])
+            state = {k: ckpt[k] for k in state}
+        except Exception as exc:
+            raise DataError(f"{last}: cannot resume ({type(exc).__name__}: {exc}); "
+                            "delete it to start over, or use another output directory") from exc
+        if not quiet:
+            print(f"resuming after epoch {state['epoch']} from {last}")
+    train_feats = [feats[u] for u in train_utts]
+    train_labels = np.array([spk_index[data.utt2spk[u]] for u in train_utts])
+    val_feats, val_labels = [feats[u] for u in val_utts], [data.utt2spk[u] for u in val_utts]
+    for epoch in range(state["epoch"] + 1, cfg.epochs + 1):
+        model.train()
+        order = rng.permutation(np.tile(np.arange(len(train_utts)), cfg.chunks_per_utt))
+        progress = Progress(steps_per_epoch, f"epoch {epoch}/{cfg.epochs}", quiet=quiet)
+        total = 0.0
+        for step in range(steps_per_epoch):
+            idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
+            x = torch.from_numpy(sample_chunks([train_feats[i] for i in idx], n_chunk, rng)).to(device)
+            y = torch.from_numpy(train_labels[idx]).to(device)
+            loss = loss_fn(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            total += loss.item()
+            progress.desc = f"epoch {epoch}/{cfg.epochs} loss {total / (step + 1):.3f}"
+            progress.update(audio_seconds=len(idx) * cfg.chunk_seconds)
+        progress.close()
+        eer = validation_eer(model, val_feats, val_labels, device)
+        state["history"].append({"epoch": epoch, "loss": total / steps_per_epoch, "val_eer": eer,
+                                 "lr": scheduler.get_last_lr()[0]})
+        if state["best_eer"] is None or eer < state["best_eer"]:
+            state["best_eer"] = eer
+            save_ecapa(out / "best.pt", model, epoch=epoch, val_eer=eer, speakers=speakers)
+        state["epoch"] = epoch
+        _atomic_save({"model": model.state_dict(), "classifier": loss_fn.state_dict(),
+                      "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                      "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
+                      "speakers": speakers, "val_utts": val_utts, "train_config": _resumable(cfg), **state}, last)
+        if not quiet:
+            print(f"epoch {epoch}: loss {total / steps_per_epoch:.3f}, validation EER {eer:.2f} % "
+                  f"(best {state['best_eer']:.2f} %)")
+    return {"out_dir": str(out), "speakers": len(speakers), "train_utts": len(train_utts),
+            "val_utts": len(val_utts), "short_utts_tiled": short, **state}

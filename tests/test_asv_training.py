@@ -1,0 +1,101 @@
+"""Attacker training on generated multi-speaker audio: learns, resumes, rejects bad input."""
+
+import numpy as np
+import pytest
+import torch
+
+from voxanon.audio.io import write_wav
+from voxanon.audio.synthetic import speech_like
+from voxanon.data.kaldi import DataDir, DataError
+from voxanon.evaluation.asv_training import AAMSoftmax, TrainConfig, sample_chunks, split_utterances, train_attacker
+from voxanon.models.ecapa import EcapaConfig
+from voxanon.models.speaker import load_encoder
+
+torch.set_num_threads(1)
+TINY = EcapaConfig(channels=(32, 32, 32, 32, 96), attention_channels=16, se_channels=16, res2net_scale=4,
+                   embedding_dim=32)
+
+
+def make_corpus(root, n_spk=6, n_utt=8, dur=1.2):
+    """Speakers differ in F0 and formants; utterances of a speaker differ in content (seed)."""
+    wav_scp, utt2spk = {}, {}
+    for s in range(n_spk):
+        f0 = 90 + 25 * s
+        formants = ((450 + 60 * s, 80), (1300 + 150 * s, 100), (2400 + 90 * s, 120))
+        for u in range(n_utt):
+            utt = f"s{s}-u{u}"
+            path = root / "wav" / f"{utt}.wav"
+            write_wav(path, speech_like(dur + 0.1 * (u % 3), f0=f0, formants=formants, seed=100 * s + u), 16000)
+            wav_scp[utt], utt2spk[utt] = str(path), f"s{s}"
+    return DataDir(wav_scp=wav_scp, utt2spk=utt2spk, path=root)
+
+
+def _cfg(epochs):
+    return TrainConfig(model=TINY, epochs=epochs, batch_size=16, chunk_seconds=1.0, chunks_per_utt=2,
+                       val_fraction=0.25, lr_max=5e-3, cycle_epochs=4)
+
+
+@pytest.mark.slow
+def test_training_learns_and_resumes(tmp_path):
+    data = make_corpus(tmp_path / "data")
+    first = train_attacker(data, tmp_path / "out", _cfg(2), quiet=True)
+    assert [h["epoch"] for h in first["history"]] == [1, 2]
+    resumed = train_attacker(data, tmp_path / "out", _cfg(6), quiet=True)
+    assert [h["epoch"] for h in resumed["history"]] == list(range(1, 7))
+    assert resumed["history"][:2] == first["history"]
+    assert resumed["best_eer"] < 25.0, resumed["history"]  # chance is 50 %
+    enc = load_encoder(f"ecapa:{tmp_path / 'out' / 'best.pt'}")
+    assert enc.dim == 32 and enc.embed([speech_like(0.5)], 16000).shape == (1, 32)
+
+
+def test_resume_is_exact(tmp_path):
+    data = make_corpus(tmp_path / "data", n_spk=3, n_utt=4, dur=0.6)
+    cfg = TrainConfig(model=TINY, epochs=2, batch_size=8, chunk_seconds=0.5, val_fraction=0.5)
+    straight = train_attacker(data, tmp_path / "a", cfg, quiet=True)
+    train_attacker(data, tmp_path / "b", TrainConfig(**{**cfg.__dict__, "epochs": 1}), quiet=True)
+    resumed = train_attacker(data, tmp_path / "b", cfg, quiet=True)
+    assert resumed["history"] == straight["history"]
+    a = torch.load(tmp_path / "a" / "last.pt", weights_only=False)["model"]
+    b = torch.load(tmp_path / "b" / "last.pt", weights_only=False)["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_short_utterances_tiled_and_reported(tmp_path, capsys):
+    data = make_corpus(tmp_path / "data", n_spk=2, n_utt=4, dur=0.3)
+    cfg = TrainConfig(model=TINY, epochs=1, batch_size=8, chunk_seconds=0.5, val_fraction=0.5)
+    res = train_attacker(data, tmp_path / "o", cfg)
+    assert len(res["short_utts_tiled"]) == 4
+    assert "shorter than 0.5 s are tiled" in capsys.readouterr().out
+
+
+def test_single_speaker_rejected(tmp_path):
+    data = make_corpus(tmp_path / "data", n_spk=1, n_utt=3, dur=0.3)
+    with pytest.raises(DataError, match="1 speaker"):
+        train_attacker(data, tmp_path / "o", _cfg(1), quiet=True)
+
+
+def test_corrupt_resume_checkpoint(tmp_path):
+    data = make_corpus(tmp_path / "data", n_spk=2, n_utt=4, dur=0.3)
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "last.pt").write_bytes(b"garbage")
+    with pytest.raises(DataError, match="cannot resume"):
+        train_attacker(data, tmp_path / "o", TrainConfig(model=TINY, epochs=1, chunk_seconds=0.5,
+                                                        val_fraction=0.5), quiet=True)
+
+
+def test_split_and_chunks():
+    data = DataDir(utt2spk={f"a{i}": "a" for i in range(10)} | {"b0": "b"})
+    train, val = split_utterances(data, 0.1, 0)
+    assert len(val) == 1 and "b0" in train and not set(train) & set(val)
+    rng = np.random.default_rng(0)
+    chunks = sample_chunks([np.ones((5, 3), np.float16), np.arange(60, dtype=np.float16).reshape(20, 3)], 8, rng)
+    assert chunks.shape == (2, 8, 3) and np.allclose(chunks.mean(axis=1), 0)
+
+
+def test_aam_margin_raises_loss():
+    torch.manual_seed(0)
+    emb, labels = torch.randn(8, 4), torch.randint(0, 3, (8,))
+    with_margin = AAMSoftmax(4, 3, 0.2, 30.0)
+    no_margin = AAMSoftmax(4, 3, 0.0, 30.0)
+    no_margin.load_state_dict(with_margin.state_dict())
+    assert with_margin(emb, labels) > no_margin(emb, labels)
