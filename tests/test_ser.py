@@ -135,16 +135,26 @@ def test_fold_errors(tmp_path):
         evaluate_ser(data_dir, tmp_path / "nothing", quiet=True)
 
 
-def test_evaluate_cli_writes_tables(trained, tmp_path, capsys):
+def test_evaluate_utility_cli_writes_tables(trained, tmp_path, capsys):
     data_dir, models = trained
-    args = argparse.Namespace(data_dirs=[str(data_dir)], ser_models=str(models), ser_model=None,
-                              out=str(tmp_path), batch_size=8, quiet=True)
-    assert evaluate_ser_cli(args) == 0
-    out = tmp_path / data_dir.name
-    saved = json.loads((out / "ser_results.json").read_text())
+    data = read_data_dir(data_dir)
+    anon = tmp_path / "data_anon"
+    write_data_dir(data, anon)
+    (anon / "SYNTHETIC").write_text("")
+    out = tmp_path / "res"
+    assert main(["evaluate", "utility", str(data_dir), str(anon), "--ser", "--ser-models", str(models),
+                 "--out", str(out), "--quiet"]) == 0
+    saved = json.loads((out / "ser_results.json").read_text())["sets"]
+    assert [s["data_dir"] for s in saved] == [str(data_dir), str(anon)]
     rows = (out / "ser_folds.tsv").read_text().splitlines()
-    assert len(rows) == 7 and rows[-1].startswith(f"mean\t{saved['uar_mean']:.3f}")
-    assert "UAR mean over folds" in capsys.readouterr().out
+    assert len(rows) == 1 + 2 * 6 and rows[6].startswith(f"{data_dir}\tmean\t{saved[0]['uar_mean']:.3f}")
+    assert len((out / "ser_utterances.tsv").read_text().splitlines()) == 1 + 2 * 160
+    printed = capsys.readouterr().out
+    assert "UAR mean over folds" in printed and "(smoke test only)" in printed
+    args = argparse.Namespace(data_dirs=[str(data_dir)], ser_models=str(tmp_path / "none"), ser_model=None,
+                              out=str(out), batch_size=8, quiet=True)
+    assert evaluate_ser_cli(args) == 1
+    assert "no model for fold 1" in capsys.readouterr().err
 
 
 def test_resume_gives_the_same_model(tmp_path, monkeypatch):
@@ -230,3 +240,13 @@ def test_transformers_loader_without_vpc_labels(tmp_path):
     _tiny_wav2vec2(tmp_path / "tiny", {0: "dog", 1: "cat"})
     with pytest.raises(SERError, match="none of the model's labels"):
         load_ser(f"transformers:{tmp_path / 'tiny'}")
+
+
+def test_logmel_frames_and_tone_band():
+    logmel = LogMel(SR)
+    t = np.arange(SR) / SR
+    feats, n = logmel([np.sin(2 * np.pi * 1000 * t).astype(np.float32), np.zeros(100, np.float32)])
+    assert feats.shape == (2, 80, 1 + (SR - 400) // 160) and n.tolist() == [feats.shape[2], 1]
+    peak_band = int(feats[0].mean(dim=1).argmax())
+    assert abs(float(logmel.filters[:, peak_band].argmax()) * SR / logmel.n_fft - 1000) < 60
+    assert torch.all(feats[1, :, 1:] == 0)

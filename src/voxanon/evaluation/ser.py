@@ -26,6 +26,7 @@ import argparse
 import csv
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -299,40 +300,58 @@ def format_report(result: dict) -> str:
     return "\n".join(lines)
 
 
-def write_results(result: dict, out_dir: str | os.PathLike) -> Path:
+def format_comparison(results: list[dict]) -> str:
+    """One line per data directory: mean UAR, per-class recall, number scored."""
+    head = f"{'data':<40} {'UAR %':>7} " + " ".join(f"{e:>6}" for e in EMOTIONS) + f" {'n':>6}"
+    lines = [head]
+    for r in results:
+        recall = " ".join(f"{r['per_class_recall'].get(e, float('nan')):6.1f}" for e in EMOTIONS)
+        flag = "  (smoke test only)" if r["smoke_test_only"] else ""
+        lines.append(f"{r['data_dir']:<40} {r['uar_mean']:7.2f} {recall} {r['n_utterances']:6d}{flag}")
+    return "\n".join(lines)
+
+
+def write_results(results: list[dict], out_dir: str | os.PathLike) -> Path:
     """Write ``ser_results.json``, ``ser_folds.tsv``, ``ser_utterances.tsv`` and ``ser_report.txt``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "ser_results.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    (out / "ser_results.json").write_text(json.dumps({"sets": results}, indent=2) + "\n", encoding="utf-8")
     with open(out / "ser_folds.tsv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, delimiter="\t")
-        w.writerow(["fold", "uar", "n", "speakers", "model", "data_dir", "smoke_test_only"])
-        for fold, e in result["folds"].items():
-            w.writerow([fold, "" if e["uar"] is None else f"{e['uar']:.3f}", e["n"], ",".join(e["speakers"]),
-                        e["model"], result["data_dir"], result["smoke_test_only"]])
-        w.writerow(["mean", f"{result['uar_mean']:.3f}", result["n_utterances"], "", result["models"],
-                    result["data_dir"], result["smoke_test_only"]])
+        w.writerow(["data", "fold", "uar", "n", "speakers", "model", "smoke_test_only"])
+        for r in results:
+            for fold, e in r["folds"].items():
+                w.writerow([r["data_dir"], fold, "" if e["uar"] is None else f"{e['uar']:.3f}", e["n"],
+                            ",".join(e["speakers"]), e["model"], r["smoke_test_only"]])
+            w.writerow([r["data_dir"], "mean", f"{r['uar_mean']:.3f}", r["n_utterances"], "", r["models"],
+                        r["smoke_test_only"]])
     with open(out / "ser_utterances.tsv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, delimiter="\t")
-        w.writerow(["utt", "spk", "fold", "ref", "hyp"])
-        w.writerows([r["utt"], r["spk"], r["fold"], r["ref"], r["hyp"]] for r in result["utterances"])
-    (out / "ser_report.txt").write_text(format_report(result) + "\n", encoding="utf-8")
+        w.writerow(["data", "utt", "spk", "fold", "ref", "hyp"])
+        for r in results:
+            w.writerows([r["data_dir"], u["utt"], u["spk"], u["fold"], u["ref"], u["hyp"]] for u in r["utterances"])
+    text = "\n\n".join([format_comparison(results)] + [format_report(r) for r in results])
+    (out / "ser_report.txt").write_text(text + "\n", encoding="utf-8")
     return out
 
 
 def evaluate_ser_cli(args: argparse.Namespace) -> int:
-    """Command handler: evaluate each ``args.data_dirs`` entry, print and write the results.
+    """Command handler: evaluate every ``args.data_dirs`` entry, print a comparison, write the results.
 
     Uses ``args.ser_models`` (per-fold models folder) or ``args.ser_model``
-    (one ``load_ser`` spec), ``args.out`` (results folder, one subfolder per
-    data directory), ``args.batch_size`` and ``args.quiet``.
+    (one ``load_ser`` spec), ``args.out`` (results folder), ``args.batch_size``
+    and ``args.quiet``. Returns 1 (after printing why) when a set cannot be scored.
     """
     models_dir, spec = getattr(args, "ser_models", None), getattr(args, "ser_model", None)
     if (models_dir is None) == (spec is None):
         raise SystemExit("SER evaluation: give either --ser-models DIR (per-fold models) or --ser-model SPEC")
-    for data_dir in args.data_dirs:
-        result = evaluate_ser(data_dir, models_dir, model_spec=spec, batch_size=args.batch_size, quiet=args.quiet)
-        out = write_results(result, Path(args.out) / Path(data_dir).name)
-        print(format_report(result))
-        print(f"results: {out}")
+    try:
+        results = [evaluate_ser(d, models_dir, model_spec=spec, batch_size=args.batch_size, quiet=args.quiet)
+                   for d in args.data_dirs]
+    except (DataError, SERError) as exc:
+        print(f"SER evaluation failed: {exc}", file=sys.stderr)
+        return 1
+    out = write_results(results, args.out)
+    print("\n\n".join([format_comparison(results)] + [format_report(r) for r in results]))
+    print(f"results: {out / 'ser_results.json'}")
     return 0

@@ -1,7 +1,9 @@
-"""Batched log-mel filterbank features in torch (no torchaudio), for the compact SER.
+"""Batched log-mel features in torch (no torchaudio), for the compact SER.
 
 25 ms Hann windows every 10 ms, 512-point FFT, 80 HTK-mel bands from 20 Hz to
-Nyquist, natural log of the power with a 1e-6 floor. Frames start at sample 0
+Nyquist (the filters of :mod:`voxanon.models.fbank`), natural log of the power
+with a 1e-6 floor. Unlike the speaker front end there is no per-utterance
+normalisation: absolute level is an emotion cue. Frames start at sample 0
 (no centring), so an utterance of ``n`` samples gives
 ``1 + (n - win) // hop`` frames (at least one: short input is zero-padded).
 """
@@ -11,26 +13,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from voxanon.models.fbank import FbankConfig, mel_filters
+
 N_MELS = 80
-
-
-def _hz_to_mel(hz: np.ndarray) -> np.ndarray:
-    return 2595.0 * np.log10(1.0 + hz / 700.0)
-
-
-def _mel_to_hz(mel: np.ndarray) -> np.ndarray:
-    return 700.0 * (10.0 ** (mel / 2595.0) - 1.0)
-
-
-def mel_matrix(sr: int, n_fft: int, n_mels: int = N_MELS, fmin: float = 20.0) -> torch.Tensor:
-    """Triangular HTK-mel filters, shape ``(n_mels, n_fft // 2 + 1)``."""
-    mels = np.linspace(_hz_to_mel(np.array(fmin)), _hz_to_mel(np.array(sr / 2)), n_mels + 2)
-    edges = _mel_to_hz(mels)
-    bins = np.linspace(0.0, sr / 2, n_fft // 2 + 1)
-    lower, centre, upper = edges[:-2, None], edges[1:-1, None], edges[2:, None]
-    rising = (bins[None, :] - lower) / (centre - lower)
-    falling = (upper - bins[None, :]) / (upper - centre)
-    return torch.from_numpy(np.maximum(0.0, np.minimum(rising, falling)).astype(np.float32))
 
 
 class LogMel:
@@ -41,7 +26,8 @@ class LogMel:
         self.win, self.hop = int(round(win_s * sr)), int(round(hop_s * sr))
         self.n_fft = 1 << (self.win - 1).bit_length()
         self.window = torch.hann_window(self.win, periodic=True)
-        self.filters = mel_matrix(sr, self.n_fft, n_mels)
+        self.filters = torch.from_numpy(
+            mel_filters(FbankConfig(sample_rate=sr, n_fft=self.n_fft, n_mels=n_mels, f_min=20.0))).float()
 
     def n_frames(self, n_samples: int) -> int:
         """Frames produced for ``n_samples`` of audio."""
@@ -57,6 +43,6 @@ class LogMel:
             batch[i, :m] = torch.from_numpy(np.asarray(w[:m], dtype=np.float32))
         frames = batch.unfold(1, self.win, self.hop) * self.window
         power = torch.fft.rfft(frames, n=self.n_fft).abs().pow(2)
-        feats = torch.log(power @ self.filters.T + 1e-6).transpose(1, 2)
+        feats = torch.log(power @ self.filters + 1e-6).transpose(1, 2)
         mask = torch.arange(feats.shape[2])[None, :] < lengths[:, None]
         return feats * mask[:, None, :], lengths
