@@ -1,0 +1,141 @@
+"""Real recorded English speech from Debian packages, as a small labelled data directory.
+
+Only clips whose words are known exactly are used: the ALSA channel
+announcements, Asterisk's digit and letter prompts, saytime's clock words,
+KLettres' letter names and pocketsphinx's LibriVox and card clips with their
+transcriptions. Each package is one speaker (``<package-speaker>``). Gender is
+*estimated* from the speaker's median F0 over all its clips (female above
+160 Hz), since the packages do not state it. Licences and holders are in
+``resources/debian_clips.json`` and are copied into ``corpus.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from voxanon.audio.io import load_audio, resample, write_wav
+from voxanon.data.kaldi import DataDir
+from voxanon.data.synth.sentences import normalize_transcript, number_words
+
+SAMPLE_RATE = 16000
+#: median F0 (Hz) above which a speaker is labelled female
+F0_FEMALE_HZ = 160.0
+_SAYTIME_WORDS = {"the_time_is": "THE TIME IS", "oclock": "O'CLOCK", "oh": "OH", "and": "AND",
+                  "exactly": "EXACTLY", "hour": "HOUR", "hours": "HOURS", "minute": "MINUTE",
+                  "minutes": "MINUTES", "second": "SECOND", "seconds": "SECONDS"}
+
+
+@dataclass(frozen=True)
+class Clip:
+    """One recorded clip with its exact transcript."""
+
+    utt: str
+    speaker: str
+    package: str
+    path: Path
+    text: str
+
+
+def attributions() -> dict:
+    """Package -> speaker, licence, copyright holder and content (from the shipped resource)."""
+    raw = resources.files("voxanon.resources").joinpath("debian_clips.json").read_text(encoding="utf-8")
+    return json.loads(raw)["packages"]
+
+
+def _clip(speaker: str, package: str, path: Path, text: str) -> Clip:
+    stem = re.sub(r"[^A-Za-z0-9]+", "-", path.stem).strip("-").lower()
+    return Clip(f"{speaker}-{stem}", speaker, package, path, normalize_transcript(text))
+
+
+def _transcriptions(path: Path) -> dict[str, str]:
+    """Sphinx ``<s> words </s> (id)`` lines -> {id: words}."""
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\s*(?:<s>)?(.*?)(?:</s>)?\s*\(([^)]+)\)\s*$", line)
+        if m:
+            out[m.group(2)] = m.group(1)
+    return out
+
+
+def find_clips(root: str | Path = "/") -> list[Clip]:
+    """Every usable clip installed under ``root`` (``/`` normally), sorted by utterance id."""
+    share = Path(root) / "usr/share"
+    clips: list[Clip] = []
+    for p in sorted((share / "sounds/alsa").glob("*.wav")):
+        if p.stem != "Noise":
+            clips.append(_clip("alsa", "alsa-utils", p, p.stem.replace("_", " ")))
+    for sub in ("digits", "letters"):
+        for p in sorted((share / "asterisk/sounds/en" / sub).glob("*.wav")):
+            if p.stem.isdigit():
+                clips.append(_clip("asterisk-allison", "asterisk-core-sounds-en-wav", p, number_words(int(p.stem))))
+            elif sub == "letters" and re.fullmatch(r"[a-z]", p.stem):
+                clips.append(_clip("asterisk-allison", "asterisk-core-sounds-en-wav", p, p.stem))
+    for p in sorted((share / "saytime").glob("*.au")):
+        text = number_words(int(p.stem)) if p.stem.isdigit() else _SAYTIME_WORDS.get(p.stem)
+        if text:
+            clips.append(_clip("saytime-dawson", "saytime", p, text))
+    for lang, speaker in (("en", "klettres-en"), ("en_GB", "klettres-en-gb")):
+        for p in sorted((share / "klettres" / lang / "alpha").glob("*.ogg")):
+            if re.fullmatch(r"[A-Za-z]", p.stem):
+                clips.append(_clip(speaker, "klettres-data", p, p.stem))
+    sphinx = share / "pocketsphinx/test/data"
+    for sub, trans, speaker in (("librivox", "transcription", "librivox-ss01"),
+                                ("cards", "cards.transcription", "pocketsphinx-cards")):
+        if (sphinx / sub / trans).is_file():
+            texts = _transcriptions(sphinx / sub / trans)
+            clips += [_clip(speaker, "pocketsphinx-testdata", sphinx / sub / f"{i}.wav", t)
+                      for i, t in texts.items() if (sphinx / sub / f"{i}.wav").is_file()]
+    return sorted(clips, key=lambda c: c.utt)
+
+
+def _median_f0(wavs: list[np.ndarray]) -> float:
+    import pyworld
+
+    f0 = np.concatenate([pyworld.dio(w.astype(np.float64), SAMPLE_RATE)[0] for w in wavs])
+    voiced = f0[f0 > 0]
+    return float(np.median(voiced)) if voiced.size else 0.0
+
+
+def build_real_subset(root: str | Path, clips: list[Clip] | None = None) -> tuple[DataDir, dict]:
+    """Convert the clips to 16 kHz WAV under ``root/wav/real/`` and describe them.
+
+    Returns the data directory (wav.scp with absolute paths) and a JSON-ready
+    description: per package licence and holder, per speaker clip count,
+    median F0 and estimated gender. Existing converted files are reused.
+    """
+    root = Path(root).resolve()
+    clips = find_clips() if clips is None else clips
+    data = DataDir()
+    wavs: dict[str, list[np.ndarray]] = {}
+    for clip in clips:
+        out = root / "wav/real" / clip.speaker / f"{clip.utt}.wav"
+        if out.exists():
+            wav, _ = load_audio(out)
+        else:
+            wav, sr = load_audio(clip.path)
+            wav = resample(wav, sr, SAMPLE_RATE)
+            write_wav(out, wav, SAMPLE_RATE)
+        wavs.setdefault(clip.speaker, []).append(wav)
+        data.wav_scp[clip.utt] = str(out)
+        data.utt2spk[clip.utt] = clip.speaker
+        data.text[clip.utt] = clip.text
+        data.utt2dur[clip.utt] = f"{len(wav) / SAMPLE_RATE:.3f}"
+    speakers = {}
+    for spk in sorted(wavs):
+        f0 = _median_f0(wavs[spk])
+        data.spk2gender[spk] = "f" if f0 > F0_FEMALE_HZ else "m"
+        package = next(c.package for c in clips if c.speaker == spk)
+        speakers[spk] = {"package": package, "clips": len(wavs[spk]), "median_f0_hz": round(f0, 1),
+                         "gender": data.spk2gender[spk]}
+    used = sorted({c.package for c in clips})
+    info = {"synthetic": False, "utterances": len(clips),
+            "hours": round(sum(float(d) for d in data.utt2dur.values()) / 3600, 4),
+            "gender_labels": f"estimated from each speaker's median F0 (female above {F0_FEMALE_HZ:g} Hz)",
+            "speakers": speakers, "packages": {p: attributions()[p] for p in used}}
+    return data, info

@@ -1,0 +1,153 @@
+"""Build the synthetic benchmark corpus: plan, render in parallel, write metadata last.
+
+Layout under the output root::
+
+    wav/<set>/<spk>/<utt>.wav        16 kHz 16-bit mono
+    data/{dev,test}_enrolls, {dev,test}_trials_{f,m}, train, emo   (each with a SYNTHETIC marker)
+    data/real                        real recorded clips from Debian packages (REAL marker)
+    corpus.json                      description, statistics, voices, engine versions, attributions
+
+The same seed, size and installed voices give byte-identical files, whatever
+``jobs`` is. A build can be interrupted and rerun: finished wavs are reused
+(they are written atomically) and metadata is written only at the end. A
+folder holding a corpus built with other settings is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict
+from itertools import repeat
+from pathlib import Path
+
+from voxanon.audio import tts
+from voxanon.data.debian_clips import build_real_subset
+from voxanon.data.kaldi import DataDir, write_data_dir
+from voxanon.data.synth.render import render
+from voxanon.data.synth.sentences import load_sentences
+from voxanon.data.synth.sets import (EMOTIONS, N_FOLDS, SAMPLE_RATE, SIZES, CorpusPlanError, Plan, SizeSpec,
+                                     data_dirs, plan_corpus)
+from voxanon.data.synth.voices import base_voices, missing_voices
+from voxanon.progress import Progress
+
+SETTINGS_FILE = ".voxanon-synth-settings.json"
+SYNTHETIC_MARKER = "This data directory was synthesized by `voxanon data synth` (TTS voices, not real speakers).\n"
+REAL_MARKER = "Real recorded speech from Debian packages; licences and holders are in ../../corpus.json.\n"
+
+
+def _settings(plan: Plan) -> dict:
+    engines = sorted({s.base.engine for spks in plan.speakers.values() for s in spks})
+    return {"seed": plan.seed, "size": asdict(plan.spec), "engines": {e: tts.engine_version(e) for e in engines}}
+
+
+def _claim(root: Path, settings: dict) -> None:
+    """Record the build settings in ``root``; refuse a folder built with different ones."""
+    path = root / SETTINGS_FILE
+    text = json.dumps(settings, indent=1, sort_keys=True) + "\n"
+    if path.exists() and path.read_text(encoding="utf-8") != text:
+        raise CorpusPlanError(f"{root} holds a corpus built with other settings ({path}); "
+                              "use a new folder or delete this one")
+    root.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _render_all(plan: Plan, root: Path, jobs: int, quiet: bool) -> dict[str, float]:
+    todo = sorted(plan.jobs, key=lambda j: j.utt)
+    progress = Progress(len(todo), "synthesizing", quiet=quiet)
+    durations: dict[str, float] = {}
+    if jobs <= 1:
+        results = map(render, todo, repeat(str(root)))
+        pool = None
+    else:
+        pool = ProcessPoolExecutor(max_workers=jobs)
+        results = pool.map(render, todo, repeat(str(root)), chunksize=4)
+    try:
+        for job, dur in zip(todo, results):
+            durations[job.utt] = dur
+            progress.update(audio_seconds=dur)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    progress.close()
+    return durations
+
+
+def _stats(data: DataDir) -> dict:
+    """VPC-table statistics of one data directory (per gender)."""
+    out: dict = {"speakers": {}, "utterances": {}}
+    for g in ("f", "m"):
+        out["speakers"][g] = sum(1 for s in set(data.utt2spk.values()) if data.spk2gender[s] == g)
+        out["utterances"][g] = sum(1 for u in data.utts if data.gender_of_utt(u) == g)
+    out["hours"] = round(sum(float(d) for d in data.utt2dur.values()) / 3600, 4)
+    if data.trials:
+        out["trials"] = {"target": sum(t.target for t in data.trials),
+                         "nontarget": sum(not t.target for t in data.trials)}
+    if data.utt2emo:
+        out["emotions"] = {e: sum(1 for v in data.utt2emo.values() if v == e) for e in EMOTIONS}
+    return out
+
+
+def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None) -> dict:
+    speakers = {s.spk: {**s.to_dict(), "set": name} for name, spks in plan.speakers.items() for s in spks}
+    voices = sorted({(s["engine"], s["voice"], s["gender"], s["recorded_speaker"]) for s in speakers.values()})
+    return {
+        "synthetic": True,
+        "generator": "voxanon data synth",
+        **_settings(plan),
+        "size_name": plan.spec.name,
+        "sample_rate": SAMPLE_RATE,
+        "voices": [{"engine": e, "voice": v, "gender": g, "recorded_speaker": r} for e, v, g, r in voices],
+        "missing_voices": missing_voices(),
+        "gender_labels": "from the base voice; vocal-tract warps stay on the base gender's side "
+                         "(female 0.95-1.10, male 0.90-1.05)",
+        "emotion_styles": {e: dict(zip(("rate", "pitch", "pitch_range", "volume"), f)) for e, f in EMOTIONS.items()},
+        "folds": f"{N_FOLDS} IEMOCAP-like folds: fold k holds the k-th female and the k-th male emo speaker",
+        "sentences": "resources/sentences_en.txt (written for voxanon, CC0)",
+        "sets": {name: _stats(d) for name, d in dirs.items()},
+        "speakers": speakers,
+        "real": real,
+    }
+
+
+def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", seed: int = 0,
+                 jobs: int | None = None, quiet: bool = False, real: bool = True) -> dict:
+    """Build (or finish) the synthetic corpus under ``root``; return the ``corpus.json`` content.
+
+    Parameters
+    ----------
+    root : path
+        Output folder (created).
+    size : "small", "default", "large" or a SizeSpec
+    seed : int
+        Seed of every choice; same seed and voices, same bytes.
+    jobs : int, optional
+        Worker processes (default: all cores).
+    quiet : bool
+        No progress lines.
+    real : bool
+        Also build ``data/real`` from recorded clips in Debian packages.
+    """
+    spec = SIZES[size] if isinstance(size, str) else size
+    root = Path(root).resolve()
+    voices = base_voices()
+    if not voices:
+        raise CorpusPlanError("no TTS voice found: install the Debian packages espeak-ng and flite "
+                              "(festival, festvox-us-slt-hts, festvox-kdlpc16k add voices)")
+    plan = plan_corpus(voices, load_sentences(), spec, seed)
+    _claim(root, _settings(plan))
+    durations = _render_all(plan, root, jobs or os.cpu_count() or 1, quiet)
+    dirs = data_dirs(plan, str(root), durations)
+    real_info = None
+    if real:
+        real_data, real_info = build_real_subset(root)
+        if real_data.wav_scp:
+            write_data_dir(real_data, root / "data/real")
+            (root / "data/real/REAL").write_text(REAL_MARKER, encoding="utf-8")
+    for name, data in dirs.items():
+        write_data_dir(data, root / "data" / name)
+        (root / "data" / name / "SYNTHETIC").write_text(SYNTHETIC_MARKER, encoding="utf-8")
+    description = _description(plan, dirs, real_info)
+    (root / "corpus.json").write_text(json.dumps(description, indent=1) + "\n", encoding="utf-8")
+    return description
