@@ -15,7 +15,6 @@ import pytest
 import soundfile as sf
 
 from voxanon.anonymizers.base import Anonymizer, param
-from voxanon.audio.synthetic import speech_like
 
 TESTS_DIR = Path(__file__).parent
 
@@ -57,6 +56,8 @@ class ToyRaises(ToyGain):
 
 def write_utterance(path: Path, seconds: float = 0.3, sr: int = 16000, f0: float = 120.0, seed: int = 0) -> Path:
     """Write a speech-like 16-bit WAV (format from the suffix: .wav, .flac, .ogg)."""
+    from voxanon.audio.synthetic import speech_like  # scipy.signal: slow to import in CLI worker processes
+
     path.parent.mkdir(parents=True, exist_ok=True)
     wav = speech_like(seconds, sr, f0=f0, seed=seed)
     subtype = "VORBIS" if path.suffix == ".ogg" else "PCM_16"

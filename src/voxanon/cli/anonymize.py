@@ -1,0 +1,91 @@
+"""``voxanon anonymize``: anonymize a data directory or a folder of audio files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from voxanon.anonymizers.registry import build
+from voxanon.data.kaldi import DataError
+from voxanon.pipelines.anonymize import LEVELS, anonymize_corpus, output_dir_for, summary_line
+from voxanon.pipelines.runstate import FAILURES_FILE, RUN_FILE, RunError
+
+DESCRIPTION = f"""\
+Anonymize every utterance of INPUT, a Kaldi data directory (has wav.scp) or a
+folder of audio files (searched recursively).
+
+Output folder: OUTPUT itself; with --suffix S, OUTPUT is the parent folder and
+the output is OUTPUT/<name of INPUT>S (e.g. `--suffix _mcadams data/libri_dev
+data` writes data/libri_dev_mcadams). A data directory gives wav/<utt>.wav,
+wav.scp (absolute paths), utt2dur of the outputs and the other data files
+copied; a folder is mirrored as <relative path>.wav. The output may not be, or
+lie inside, the input.
+
+Rerunning the same command resumes: finished wavs are kept, the rest (and
+earlier failures) are redone. Failed utterances are listed in {FAILURES_FILE}
+and make the exit status 1. The settings (method, parameters, seed, level,
+input, voxanon version) are kept in {RUN_FILE}; a run with other settings is
+refused unless --force, which first deletes all previous outputs.
+
+--method takes a registered name (see `voxanon list`) or the import path
+package.module:Class of an Anonymizer subclass that is not registered.
+"""
+
+
+def _params(args: argparse.Namespace) -> dict:
+    """Parameters from --config (JSON object) overridden by --param k=v."""
+    params: dict = {}
+    if args.config:
+        try:
+            params = json.loads(Path(args.config).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"--config {args.config}: {exc}") from None
+        if not isinstance(params, dict):
+            raise ValueError(f"--config {args.config}: expected a JSON object of parameters")
+    for item in args.param:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--param {item!r}: expected NAME=VALUE")
+        params[key] = value
+    return params
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        anonymizer = build(args.method, _params(args))
+        output = output_dir_for(args.input, args.output, args.suffix)
+        summary = anonymize_corpus(args.input, output, anonymizer, seed=args.seed, level=args.level,
+                                   jobs=args.jobs, force=args.force, quiet=args.quiet)
+    except (KeyError, ValueError, RunError, DataError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"voxanon anonymize: error: {message}", file=sys.stderr)
+        return 2
+    if not args.quiet:
+        print(summary_line(summary), file=sys.stderr)
+    if summary.failed:
+        print(f"voxanon anonymize: {summary.failed} utterance(s) failed, see {output / FAILURES_FILE}; "
+              "rerun the same command to retry them", file=sys.stderr)
+        return 1
+    return 0
+
+
+def register(commands) -> None:
+    p = commands.top.add_parser("anonymize", help="anonymize a data directory or a folder of audio files",
+                                description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--method", required=True, help="anonymizer name or package.module:Class")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="anonymizer parameter (repeatable; overrides --config)")
+    p.add_argument("--config", metavar="PARAMS.json", help="JSON object of anonymizer parameters")
+    p.add_argument("--seed", type=int, default=0, help="global seed of the per-utterance RNGs (default 0)")
+    p.add_argument("--level", choices=LEVELS, default="utterance",
+                   help="RNG per utterance (default) or per speaker (needs utt2spk)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="worker processes (default: all cores; 1 runs in-process)")
+    p.add_argument("--suffix", metavar="S", help="write to OUTPUT/<input name>S instead of OUTPUT")
+    p.add_argument("--force", action="store_true", help="replace outputs made with other settings")
+    p.add_argument("--quiet", action="store_true", help="no progress or summary output")
+    p.add_argument("input", metavar="INPUT", help="data directory or folder of audio files")
+    p.add_argument("output", metavar="OUTPUT", help="output folder (parent folder with --suffix)")
+    p.set_defaults(handler=run)
