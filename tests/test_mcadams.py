@@ -1,0 +1,214 @@
+"""McAdams anonymizer (VPC B2): batched LPC kernels, the vectorised transform, streaming, the anonymizer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcadams_reference import burg_reference, mcadams_reference
+from scipy.signal import lfilter
+
+from voxanon.anonymizers import registry
+from voxanon.anonymizers.base import utterance_rng
+from voxanon.anonymizers.mcadams import McAdams
+from voxanon.audio.io import load_audio, write_wav
+from voxanon.audio.synthetic import speech_like
+from voxanon.dsp.lpc import allpole_filter, burg, fir_filter, poly_from_roots, poly_roots
+from voxanon.dsp.mcadams import VPC_PEAK, McAdamsStream, mcadams
+
+SR = 16000
+LIBRIVOX = Path(__file__).parent / "data" / "librivox" / "sense_and_sensibility_01_austen_64kb-0880.flac"
+
+
+@pytest.fixture(scope="module")
+def speech() -> np.ndarray:
+    """1 s of the speech-like signal (formants 500/1500/2500/3500 Hz), float64."""
+    return speech_like(1.0, SR).astype(np.float64)
+
+
+@pytest.fixture(scope="module")
+def frames() -> np.ndarray:
+    """40 windowed frames of a resonant AR(2) process."""
+    rng = np.random.default_rng(0)
+    return lfilter([1.0], [1.0, -1.6, 0.9], rng.standard_normal((40, 320)), axis=1) * np.hanning(320)
+
+
+def snr_db(ref: np.ndarray, test: np.ndarray) -> float:
+    return float(10 * np.log10(np.sum(ref**2) / np.sum((ref - test) ** 2)))
+
+
+# --- batched LPC kernels against their one-frame counterparts -------------------------------------
+
+
+def test_burg_matches_per_frame_burg(frames):
+    got = burg(frames, 20)
+    want = np.stack([burg_reference(f, 20) for f in frames])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+def test_burg_of_zero_frame_is_finite():
+    a = burg(np.zeros((3, 320)), 20)
+    assert np.array_equal(a, np.tile(np.r_[1.0, np.zeros(20)], (3, 1)))
+
+
+def test_poly_roots_equal_np_roots(frames):
+    a = burg(frames, 20)
+    assert np.array_equal(poly_roots(a), np.stack([np.roots(row) for row in a]))
+
+
+def test_poly_from_roots_matches_np_poly(frames):
+    roots = poly_roots(burg(frames, 20))
+    want = np.stack([np.real(np.poly(r)) for r in roots])
+    np.testing.assert_allclose(poly_from_roots(roots), want, rtol=0, atol=1e-11)
+
+
+def test_filters_match_lfilter(frames):
+    a = burg(frames, 20)
+    residual = fir_filter(a, frames)
+    np.testing.assert_allclose(residual, np.stack([lfilter(c, [1.0], f) for c, f in zip(a, frames)]), atol=1e-14)
+    synth = allpole_filter(a, residual)
+    assert np.array_equal(synth, np.stack([lfilter([1.0], c, r) for c, r in zip(a, residual)]))
+    np.testing.assert_allclose(synth, frames, atol=1e-9)
+
+
+# --- the transform --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 50, 159, 160, 161, 319, 320, 321, 1000, 4817])
+def test_output_length_equals_input_length(speech, n):
+    out = mcadams(speech[:n], SR, 0.7)
+    assert out.shape == (n,) and np.all(np.isfinite(out))
+
+
+def test_alpha_one_reconstructs_input(speech):
+    # the only loss is the ripple of the symmetric Hann window's overlap-add (VPC's window)
+    assert snr_db(speech, mcadams(speech, SR, 1.0)) > 50.0
+
+
+def test_alpha_below_one_pulls_formants_towards_one_radian():
+    """phi -> phi^0.7: 500 Hz -> 815, 1500 -> 1757, 2500 -> 2514, 3500 -> 3181 Hz at 16 kHz."""
+
+    def formants(x: np.ndarray) -> np.ndarray:
+        roots = poly_roots(burg(x[None], 8))[0]
+        return np.sort(np.angle(roots[roots.imag > 0])) * SR / (2 * np.pi)
+
+    x = speech_like(2.0, SR).astype(np.float64)
+    before, after = formants(x), formants(mcadams(x, SR, 0.7))
+    np.testing.assert_allclose(before, [500, 1500, 2500, 3500], atol=30)
+    expected = SR / (2 * np.pi) * (2 * np.pi * before / SR) ** 0.7
+    np.testing.assert_allclose(after, expected, atol=60)
+    assert after[0] > before[0] + 250 and after[3] < before[3] - 250
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.8, 1.0])
+def test_matches_per_frame_reference_on_recorded_speech(alpha):
+    wav, sr = load_audio(LIBRIVOX)
+    wav = wav[: 2 * sr].astype(np.float64)
+    got, want = mcadams(wav, sr, alpha), mcadams_reference(wav, sr, alpha)
+    assert np.max(np.abs(got - want)) <= 1e-9 * np.max(np.abs(want))
+
+
+@pytest.mark.parametrize("n", [1, 50, 321])
+def test_matches_reference_on_inputs_shorter_than_a_few_frames(speech, n):
+    np.testing.assert_allclose(mcadams(speech[:n], SR, 0.6), mcadams_reference(speech[:n], SR, 0.6), atol=1e-12)
+
+
+def test_silence_stays_silent():
+    out = mcadams(np.zeros(5000), SR, 0.7)
+    assert np.array_equal(out, np.zeros(5000))
+
+
+def test_other_frame_settings(speech):
+    kw = dict(winlen=0.025, shift=0.01, lp_order=12)
+    got = mcadams(speech[:3000], SR, 0.8, **kw)
+    np.testing.assert_allclose(got, mcadams_reference(speech[:3000], SR, 0.8, **kw), atol=1e-9)
+
+
+# --- streaming ------------------------------------------------------------------------------------
+
+
+def stream_through(x: np.ndarray, sizes: list[int], max_frames: int, alpha: float = 0.75) -> np.ndarray:
+    stream = McAdamsStream(alpha, SR, max_frames=max_frames)
+    parts, pos = [], 0
+    for size in sizes:
+        parts.append(stream.process(x[pos : pos + size]))
+        pos += size
+    parts.append(stream.process(x[pos:]))
+    parts.append(stream.flush())
+    return np.concatenate(parts)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    sizes=st.lists(st.integers(min_value=0, max_value=1200), max_size=12),
+    max_frames=st.integers(min_value=1, max_value=40),
+)
+def test_stream_equals_one_shot_for_any_chunking(speech, sizes, max_frames):
+    x = speech[:4000]
+    assert np.array_equal(stream_through(x, sizes, max_frames), mcadams(x, SR, 0.75))
+
+
+def test_stream_sample_by_sample_and_empty_chunks(speech):
+    x = speech[:700]
+    sizes = [1] * 400 + [0, 0, 17]
+    assert np.array_equal(stream_through(x, sizes, 3), mcadams(x, SR, 0.75))
+
+
+def test_stream_emits_with_bounded_latency(speech):
+    stream = McAdamsStream(0.8, SR)
+    emitted = sum(stream.process(speech[i : i + 1000]).size for i in range(0, 8000, 1000))
+    assert 8000 - emitted <= stream.n  # at most about one window held back
+    assert emitted + stream.flush().size == 8000
+
+
+def test_stream_refuses_use_after_flush():
+    stream = McAdamsStream(0.8, SR)
+    stream.process(np.zeros(10))
+    assert stream.flush().size == 10
+    with pytest.raises(RuntimeError):
+        stream.process(np.zeros(10))
+
+
+# --- the registered anonymizer --------------------------------------------------------------------
+
+
+def test_registered_and_configurable_from_strings():
+    assert registry.get("mcadams") is McAdams
+    anon = registry.build("mcadams", {"alpha": "0.8", "lp_order": "16"})
+    assert anon.config.alpha == 0.8 and anon.config.lp_order == 16
+    with pytest.raises(ValueError):
+        McAdams(alpha_min=0.9, alpha_max=0.5)
+
+
+def test_alpha_drawn_per_utterance_in_range():
+    anon = McAdams()
+    alphas = [anon.draw_alpha(utterance_rng(7, f"utt{i}")) for i in range(50)]
+    assert all(0.5 <= a <= 0.9 for a in alphas) and len(set(alphas)) == 50
+    assert McAdams(alpha=0.66).draw_alpha(utterance_rng(7, "x")) == 0.66
+
+
+def test_anonymize_is_deterministic_and_normalised_like_vpc(speech, tmp_path):
+    anon = McAdams()
+    wav = speech.astype(np.float32)
+    out1, sr1 = anon.anonymize(wav, SR, utterance_rng(1, "utt-a"))
+    out2, _ = anon.anonymize(wav, SR, utterance_rng(1, "utt-a"))
+    out3, _ = anon.anonymize(wav, SR, utterance_rng(1, "utt-b"))
+    assert sr1 == SR and out1.dtype == np.float32 and out1.shape == wav.shape
+    assert np.array_equal(out1, out2) and not np.array_equal(out1, out3)
+    assert np.isclose(np.max(np.abs(out1)), VPC_PEAK, rtol=1e-6)
+    write_wav(tmp_path / "a.wav", out1, SR)
+    pcm, _ = sf.read(tmp_path / "a.wav", dtype="int16")
+    assert np.max(np.abs(pcm.astype(int))) == 32766
+
+
+@pytest.mark.parametrize("n", [1, 50, 16037])
+def test_anonymize_keeps_length_and_silence(n):
+    anon = McAdams()
+    out, _ = anon.anonymize(np.zeros(n, dtype=np.float32), SR, utterance_rng(0, "silent"))
+    assert out.shape == (n,) and np.array_equal(out, np.zeros(n, dtype=np.float32))
+    short, _ = anon.anonymize(speech_like(1.1, SR)[:n], SR, utterance_rng(0, "short"))
+    assert short.shape == (n,) and np.all(np.isfinite(short))
