@@ -1,0 +1,141 @@
+"""Naturalness and prosody measures: DNSMOS, the F0 correlation ρF0 and the gain of voice distinctiveness G_VD.
+
+- **DNSMOS** (Reddy et al. 2022): non-intrusive MOS predicted by Microsoft's
+  ONNX models bundled in ``speechmos`` (16 kHz; runs offline). A naturalness
+  proxy, not a listening test.
+- **ρF0** (VPC 2022): Pearson correlation between the F0 contours of an
+  original utterance and its anonymized version, over the frames voiced in
+  both, after cutting both tracks to the shorter one.
+- **G_VD and De-ID** (VPC 2020/2022, Noé et al. 2021): from voice similarity
+  matrices between speakers, ``S_ij = sigmoid(mean LLR over utterance pairs of
+  speakers i and j)`` (pairs of an utterance with itself excluded), and the
+  diagonal dominance ``D_diag(M) = |mean diagonal - mean off-diagonal|``:
+  ``G_VD = 10 log10(D_diag(M_aa) / D_diag(M_oo))`` (anonymized vs anonymized
+  against original vs original: 0 dB = voices as distinguishable as before,
+  -inf = all alike) and ``De-ID = 1 - D_diag(M_oa) / D_diag(M_oo)``. LLRs are
+  cosine scores of a speaker encoder, calibrated per matrix with PAV (the
+  VPC scores PLDA or cosine outputs and calibrates them the same way).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from voxanon.audio.io import resample
+from voxanon.dsp.world import estimate_f0
+from voxanon.metrics import pav_calibrate
+
+#: DNSMOS works at 16 kHz only
+DNSMOS_RATE = 16000
+#: fewest frames voiced in both signals for ρF0 to be defined
+MIN_VOICED_FRAMES = 10
+
+
+def dnsmos(wav: np.ndarray, sr: int) -> dict[str, float]:
+    """DNSMOS P.835 (``ovrl``, ``sig``, ``bak``) and P.808 (``p808``) scores, each in about [1, 5].
+
+    Clips shorter than the model's 9 s window are repeated to fill it (speechmos' rule).
+    """
+    from speechmos import dnsmos as speechmos_dnsmos
+
+    x = np.clip(resample(np.asarray(wav, dtype=np.float32), sr, DNSMOS_RATE), -1.0, 1.0)
+    out = speechmos_dnsmos.run(x, DNSMOS_RATE)
+    return {key: float(out[f"{key}_mos"]) for key in ("ovrl", "sig", "bak", "p808")}
+
+
+def f0_correlation(original: np.ndarray, anonymized: np.ndarray, sr: int, sr_anonymized: int | None = None,
+                   *, frame_period: float = 5.0) -> float:
+    """ρF0: Pearson correlation of F0 over frames voiced in both signals (NaN when fewer than 10 are).
+
+    The anonymized signal is resampled to ``sr`` when its rate differs; F0 is
+    WORLD's DIO + StoneMask on both.
+    """
+    anonymized = resample(np.asarray(anonymized, dtype=np.float32), sr_anonymized or sr, sr)
+    f0_a, _ = estimate_f0(original, sr, frame_period=frame_period)
+    f0_b, _ = estimate_f0(anonymized, sr, frame_period=frame_period)
+    n = min(len(f0_a), len(f0_b))
+    both = (f0_a[:n] > 0) & (f0_b[:n] > 0)
+    if both.sum() < MIN_VOICED_FRAMES:
+        return float("nan")
+    a, b = f0_a[:n][both], f0_b[:n][both]
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+
+def similarity_matrix(emb_x: np.ndarray, emb_y: np.ndarray, speakers: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Voice similarity matrix between the speakers of two embedding sets of the same utterances.
+
+    Row k of ``emb_x`` and row k of ``emb_y`` are the same utterance (e.g.
+    original and anonymized); ``speakers[k]`` is its speaker. Entry (i, j) is
+    the sigmoid of the mean PAV-calibrated LLR of the cosine scores between
+    utterances of speaker i (from x) and of speaker j (from y), pairs of an
+    utterance with itself excluded.
+
+    Returns
+    -------
+    (matrix, speaker list in row order)
+    """
+    spk = np.asarray(speakers)
+    names = sorted(set(speakers))
+    if len(names) < 2:
+        raise ValueError("voice similarity needs at least 2 speakers")
+    short = [s for s in names if (spk == s).sum() < 2]
+    if short:
+        raise ValueError(f"speakers with fewer than 2 utterances (no same-speaker pair): {', '.join(short[:5])}")
+    scores = _unit(emb_x) @ _unit(emb_y).T
+    pairs = ~np.eye(len(spk), dtype=bool)
+    same = spk[:, None] == spk[None, :]
+    llr = pav_calibrate(scores[pairs & same], scores[pairs & ~same])(scores)
+    index = [np.flatnonzero(spk == s) for s in names]
+    matrix = np.empty((len(names), len(names)))
+    for i, rows in enumerate(index):
+        for j, cols in enumerate(index):
+            block = pairs[np.ix_(rows, cols)]
+            matrix[i, j] = 1.0 / (1.0 + np.exp(-llr[np.ix_(rows, cols)][block].mean()))
+    return matrix, names
+
+
+def diagonal_dominance(matrix: np.ndarray) -> float:
+    """D_diag: absolute difference between the mean diagonal and the mean off-diagonal entry."""
+    n = matrix.shape[0]
+    off = ~np.eye(n, dtype=bool)
+    return float(abs(np.diag(matrix).mean() - matrix[off].mean()))
+
+
+@dataclass(frozen=True)
+class VoiceDistinctiveness:
+    """Similarity matrices (rows/columns in ``speakers`` order), G_VD in dB and De-ID."""
+
+    speakers: list[str]
+    m_oo: np.ndarray
+    m_oa: np.ndarray
+    m_aa: np.ndarray
+    gvd: float
+    deid: float
+
+
+def voice_distinctiveness(original: np.ndarray, anonymized: np.ndarray, speakers: list[str]) -> VoiceDistinctiveness:
+    """G_VD and De-ID from speaker embeddings of the same utterances before and after anonymization."""
+    m_oo, names = similarity_matrix(original, original, speakers)
+    m_oa, _ = similarity_matrix(original, anonymized, speakers)
+    m_aa, _ = similarity_matrix(anonymized, anonymized, speakers)
+    d_oo = diagonal_dominance(m_oo)
+    if d_oo == 0:
+        raise ValueError("the original voices are not distinguishable (D_diag(M_oo) = 0): G_VD is undefined")
+    with np.errstate(divide="ignore"):
+        gvd = float(10.0 * np.log10(diagonal_dominance(m_aa) / d_oo))
+    return VoiceDistinctiveness(names, m_oo, m_oa, m_aa, gvd, 1.0 - diagonal_dominance(m_oa) / d_oo)
+
+
+def voice_distinctiveness_from_audio(original: list[np.ndarray], anonymized: list[np.ndarray], speakers: list[str],
+                                     sr: int, encoder) -> VoiceDistinctiveness:
+    """:func:`voice_distinctiveness` with embeddings from ``encoder`` (a SpeakerEncoder, e.g. ``load_encoder("ge2e")``)."""
+    return voice_distinctiveness(encoder.embed(original, sr), encoder.embed(anonymized, sr), speakers)
