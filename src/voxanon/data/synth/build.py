@@ -29,7 +29,7 @@ from voxanon.data.synth.render import render
 from voxanon.data.synth.sentences import load_sentences
 from voxanon.data.synth.sets import (EMOTIONS, N_FOLDS, SAMPLE_RATE, SIZES, CorpusPlanError, Plan, SizeSpec,
                                      data_dirs, plan_corpus)
-from voxanon.data.synth.voices import base_voices, missing_voices
+from voxanon.data.synth.voices import BaseVoice, base_voices, missing_voices
 from voxanon.progress import Progress
 
 SETTINGS_FILE = ".voxanon-synth-settings.json"
@@ -112,7 +112,8 @@ def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None) -> dic
 
 
 def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", seed: int = 0,
-                 jobs: int | None = None, quiet: bool = False, real: bool = True) -> dict:
+                 jobs: int | None = None, quiet: bool = False, real: bool = True,
+                 voices: list[BaseVoice] | None = None) -> dict:
     """Build (or finish) the synthetic corpus under ``root``; return the ``corpus.json`` content.
 
     Parameters
@@ -128,10 +129,12 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
         No progress lines.
     real : bool
         Also build ``data/real`` from recorded clips in Debian packages.
+    voices : list of BaseVoice, optional
+        Base voices to use (default: every usable one, see :func:`base_voices`).
     """
     spec = SIZES[size] if isinstance(size, str) else size
     root = Path(root).resolve()
-    voices = base_voices()
+    voices = base_voices() if voices is None else voices
     if not voices:
         raise CorpusPlanError("no TTS voice found: install the Debian packages espeak-ng and flite "
                               "(festival, festvox-us-slt-hts, festvox-kdlpc16k add voices)")
