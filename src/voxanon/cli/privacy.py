@@ -1,0 +1,132 @@
+"""``voxanon evaluate privacy``, ``voxanon attacker train`` and ``voxanon data librispeech``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from voxanon.audio.io import AudioError
+from voxanon.data.kaldi import DataError, read_data_dir
+from voxanon.models.speaker import EncoderError
+
+_ERRORS = (DataError, AudioError, EncoderError, ValueError, OSError)
+
+
+def _device(name: str) -> str:
+    if name != "auto":
+        return name
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def run_privacy(args: argparse.Namespace) -> int:
+    from voxanon.evaluation.privacy import format_table, run_scenarios
+
+    scenarios = [name for flag, name in (("oo", "OO"), ("oa", "OA"), ("aa_lazy", "AA-lazy"), ("aa_semi", "AA-semi"))
+                 if getattr(args, flag)]
+    if not scenarios:
+        scenarios = ["OO"] if not args.anon_trials else ["OO", "OA", "AA-lazy"] + (["AA-semi"] if args.attacker else [])
+    try:
+        results = run_scenarios(
+            scenarios, orig_enroll=args.enroll, orig_trials=args.trials, anon_enroll=args.anon_enroll,
+            anon_trials=args.anon_trials, pretrained=args.encoder,
+            attacker=f"ecapa:{args.attacker}" if args.attacker else None, cache_dir=args.cache,
+            device=_device(args.device), n_boot=args.n_boot, quiet=args.quiet)
+    except _ERRORS as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    print(format_table(results))
+    if args.out:
+        print(f"results written to {args.out}")
+    return 0
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from voxanon.evaluation.asv_training import TrainConfig, train_attacker
+    from voxanon.models.ecapa import EcapaConfig
+
+    model = EcapaConfig.full(padding_mode="zeros") if args.full else EcapaConfig()
+    if args.channels:
+        model = replace(model, channels=(args.channels,) * 4 + (3 * args.channels,))
+    if args.embedding_dim:
+        model = replace(model, embedding_dim=args.embedding_dim)
+    if args.attention_channels:
+        model = replace(model, attention_channels=args.attention_channels)
+    cfg = TrainConfig(model=model, epochs=args.epochs, batch_size=args.batch_size, chunk_seconds=args.chunk_seconds,
+                      lr_max=args.lr_max, seed=args.seed)
+    try:
+        summary = train_attacker(read_data_dir(args.data_dir), args.out_dir, cfg, device=_device(args.device),
+                                 quiet=args.quiet)
+    except _ERRORS as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"best validation EER {summary['best_eer']:.2f} %; attacker model: {Path(args.out_dir) / 'best.pt'}")
+    return 0
+
+
+def run_librispeech(args: argparse.Namespace) -> int:
+    from voxanon.data.librispeech import format_stats, prepare_librispeech
+
+    try:
+        stats = prepare_librispeech(args.root, args.out, lists=args.lists, enroll_fraction=args.enroll_fraction,
+                                    enroll_utts=args.enroll_utts, seed=args.seed)
+    except _ERRORS as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(format_stats(stats))
+    return 0
+
+
+def register(commands) -> None:
+    p = commands.evaluate.add_parser("privacy", help="speaker-verification attacks (EER and more)")
+    p.add_argument("--enroll", required=True, help="original enrollment data dir (e.g. libri_dev_enrolls)")
+    p.add_argument("--trials", required=True, nargs="+", help="original trial data dirs (trials_f, trials_m)")
+    p.add_argument("--anon-enroll", help="anonymized enrollment data dir")
+    p.add_argument("--anon-trials", nargs="+", help="anonymized trial data dirs")
+    p.add_argument("--oo", action="store_true", help="original enrollment and trials")
+    p.add_argument("--oa", action="store_true", help="ignorant attacker: original enrollment, anonymized trials")
+    p.add_argument("--aa-lazy", action="store_true", help="lazy-informed: both anonymized, pretrained encoder")
+    p.add_argument("--aa-semi", action="store_true", help="semi-informed: both anonymized, retrained attacker")
+    p.add_argument("--encoder", default="ge2e", help="pretrained encoder spec: ge2e, ecapa:CKPT, speechbrain:CKPT")
+    p.add_argument("--attacker", help="checkpoint of 'voxanon attacker train' (best.pt) for --aa-semi")
+    p.add_argument("--cache", default=".voxanon-cache/embeddings", help="embedding cache directory")
+    p.add_argument("--out", help="write the results (JSON) here")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates of the EER interval")
+    p.add_argument("--device", default="auto", help="cpu, cuda or auto")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(handler=run_privacy)
+
+    attacker = commands.top.add_parser("attacker", help="train the semi-informed attacker").add_subparsers(
+        dest="attacker_command", metavar="ACTION")
+    t = attacker.add_parser("train", help="train an ECAPA-TDNN on a (anonymized) training data dir")
+    t.add_argument("data_dir")
+    t.add_argument("out_dir")
+    t.add_argument("--epochs", type=int, default=10)
+    t.add_argument("--batch-size", type=int, default=32)
+    t.add_argument("--chunk-seconds", type=float, default=3.0)
+    t.add_argument("--lr-max", type=float, default=2e-3)
+    t.add_argument("--full", action="store_true", help="the 1024-channel VPC/speechbrain size instead of the small one")
+    t.add_argument("--channels", type=int, help="channels of the TDNN and SE-Res2Net layers (MFA gets 3x)")
+    t.add_argument("--embedding-dim", type=int)
+    t.add_argument("--attention-channels", type=int)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--device", default="auto", help="cpu, cuda or auto")
+    t.add_argument("--quiet", action="store_true")
+    t.set_defaults(handler=run_train)
+
+    d = commands.data.add_parser("librispeech", help="VPC LibriSpeech enrollment/trial sets and train-clean-360")
+    d.add_argument("root", help="folder holding LibriSpeech's subsets (dev-clean, test-clean, train-clean-360)")
+    d.add_argument("out", help="output folder for the data directories")
+    d.add_argument("--lists", help="folder with official VPC lists (libri_dev_enrolls/enrolls, .../trials)")
+    d.add_argument("--enroll-fraction", type=float, default=0.75, help="enrolled share of each gender's speakers")
+    d.add_argument("--enroll-utts", type=int, default=12, help="enrollment utterances per enrolled speaker")
+    d.add_argument("--seed", type=int, default=0)
+    d.set_defaults(handler=run_librispeech)

@@ -1,0 +1,192 @@
+"""VPC LibriSpeech preparation: ``libri_{dev,test}_{enrolls,trials_f,trials_m}`` and ``train-clean-360``.
+
+Reads a local LibriSpeech tree (``<subset>/<spk>/<chapter>/<spk>-<chapter>-<n>.flac``,
+``<spk>-<chapter>.trans.txt``, ``SPEAKERS.TXT`` for gender) and writes Kaldi
+data directories whose ``wav.scp`` decodes on the fly (``flac -c -d -s x.flac |``).
+
+With official VPC lists (``<lists>/libri_dev_enrolls/enrolls``: one utterance
+per line; ``<lists>/libri_dev_trials_f/trials``: ``spk utt target|nontarget``)
+they are used exactly. Otherwise the VPC construction is followed: in each
+gender a share of the speakers is enrolled with some of their utterances; the
+remaining utterances of all speakers (enrolled or not) are trial utterances,
+and every same-gender enrolled speaker is tried against every trial
+utterance, so speakers who are not enrolled appear only as impostors.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from voxanon.data.kaldi import GENDERS, DataDir, DataError, Trial, write_data_dir
+
+SUBSETS = {"dev": "dev-clean", "test": "test-clean"}
+TRAIN_SUBSET = "train-clean-360"
+
+
+def _find(root: Path, name: str) -> Path | None:
+    for base in (root, root / "LibriSpeech"):
+        if (base / name).exists():
+            return base / name
+    return None
+
+
+def read_speakers(path: Path) -> dict[str, str]:
+    """Speaker id → gender (f/m) from ``SPEAKERS.TXT`` (``ID | SEX | SUBSET | MINUTES | NAME``)."""
+    out = {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith(";"):
+            continue
+        fields = [f.strip() for f in line.split("|")]
+        if len(fields) < 2 or fields[1].lower() not in GENDERS:
+            raise DataError(f"{path}:{n}: malformed speaker line {line!r}: expected 'ID | F/M | ...'")
+        out[fields[0]] = fields[1].lower()
+    return out
+
+
+def read_subset(subset_dir: Path, spk2gender_all: dict[str, str], speakers_file: Path) -> DataDir:
+    """One LibriSpeech subset as a data directory (pipe ``wav.scp``, text, genders)."""
+    data = DataDir(path=subset_dir)
+    flacs = sorted(subset_dir.glob("*/*/*.flac"))
+    if not flacs:
+        raise DataError(f"{subset_dir}: no .flac files in <speaker>/<chapter>/ folders")
+    transcripts: dict[Path, dict[str, str]] = {}
+    for flac in flacs:
+        utt, chapter_dir = flac.stem, flac.parent
+        spk = chapter_dir.parent.name
+        trans = chapter_dir / f"{spk}-{chapter_dir.name}.trans.txt"
+        if chapter_dir not in transcripts:
+            if not trans.is_file():
+                raise DataError(f"{trans}: transcript missing (needed for {flac})")
+            transcripts[chapter_dir] = dict(
+                line.split(maxsplit=1) if " " in line.strip() else (line.strip(), "")
+                for line in trans.read_text(encoding="utf-8").splitlines() if line.strip())
+        if utt not in transcripts[chapter_dir]:
+            raise DataError(f"{trans}: no transcript line for utterance {utt} ({flac})")
+        if spk not in spk2gender_all:
+            raise DataError(f"{speakers_file}: speaker {spk} (from {flac}) is not listed; its gender is unknown")
+        data.wav_scp[utt] = f"flac -c -d -s {flac.resolve()} |"
+        data.utt2spk[utt] = spk
+        data.text[utt] = transcripts[chapter_dir][utt]
+        data.spk2gender[spk] = spk2gender_all[spk]
+    return data
+
+
+def _read_list(path: Path) -> list[str]:
+    if not path.is_file():
+        raise DataError(f"{path}: official list missing")
+    return [line.split()[0] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _read_trials(path: Path) -> list[Trial]:
+    if not path.is_file():
+        raise DataError(f"{path}: official trial list missing")
+    trials = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 3 or parts[2] not in ("target", "nontarget"):
+            raise DataError(f"{path}:{n}: malformed trial {line!r}")
+        trials.append(Trial(parts[0], parts[1], parts[2] == "target"))
+    return trials
+
+
+def build_sets(data: DataDir, enroll_fraction: float, enroll_utts: int, seed: int
+               ) -> tuple[list[str], dict[str, list[Trial]]]:
+    """VPC construction: enrollment utterances and per-gender trial lists."""
+    rng = np.random.default_rng(seed)
+    spk2utt = data.spk2utt
+    enroll, trials = [], {}
+    for g in GENDERS:
+        speakers = sorted(s for s in spk2utt if data.spk2gender[s] == g)
+        n_enrolled = max(1, int(round(enroll_fraction * len(speakers)))) if speakers else 0
+        enrolled = sorted(rng.permutation(speakers)[:n_enrolled].tolist())
+        trial_utts = []
+        for spk in speakers:
+            utts = spk2utt[spk]
+            if spk in enrolled:
+                if len(utts) < 2:
+                    raise DataError(f"{data.path}: enrolled speaker {spk} has {len(utts)} utterance(s); "
+                                    "needs enrollment and trial utterances")
+                chosen = set(rng.permutation(utts)[:min(enroll_utts, len(utts) - 1)].tolist())
+                enroll += sorted(chosen)
+                trial_utts += [u for u in utts if u not in chosen]
+            else:
+                trial_utts += utts
+        trials[g] = [Trial(s, u, data.utt2spk[u] == s) for s in enrolled for u in sorted(trial_utts)]
+    return sorted(enroll), trials
+
+
+def _stats(data: DataDir, enroll: list[str], trials: dict[str, list[Trial]]) -> dict:
+    out = {"enrolls": {}, "trials": {}}
+    for g in GENDERS:
+        eu = [u for u in enroll if data.gender_of_utt(u) == g]
+        out["enrolls"][g] = {"speakers": len({data.utt2spk[u] for u in eu}), "utterances": len(eu)}
+        tr = trials.get(g, [])
+        tu = {t.utt for t in tr}
+        out["trials"][g] = {"speakers": len({data.utt2spk[u] for u in tu}), "utterances": len(tu),
+                            "target": sum(t.target for t in tr), "nontarget": sum(not t.target for t in tr)}
+    return out
+
+
+def prepare_librispeech(root: str | os.PathLike, out: str | os.PathLike, *, lists: str | os.PathLike | None = None,
+                        enroll_fraction: float = 0.75, enroll_utts: int = 12, seed: int = 0) -> dict:
+    """Write the VPC LibriSpeech data directories for the subsets present; returns their statistics."""
+    root, out = Path(root), Path(out)
+    speakers_file = _find(root, "SPEAKERS.TXT")
+    if speakers_file is None:
+        raise DataError(f"{root}: SPEAKERS.TXT not found (needed for speaker genders)")
+    spk2gender = read_speakers(speakers_file)
+    stats = {}
+    for part, subset in SUBSETS.items():
+        subset_dir = _find(root, subset)
+        if subset_dir is None:
+            continue
+        data = read_subset(subset_dir, spk2gender, speakers_file)
+        if lists is not None:
+            enroll = _read_list(Path(lists) / f"libri_{part}_enrolls" / "enrolls")
+            trials = {g: _read_trials(Path(lists) / f"libri_{part}_trials_{g}" / "trials") for g in GENDERS}
+            unknown = [u for u in enroll + [t.utt for g in GENDERS for t in trials[g]] if u not in data.wav_scp]
+            if unknown:
+                raise DataError(f"{lists}: utterance {unknown[0]} of the official lists is not in {subset_dir} "
+                                f"({len(set(unknown))} missing)")
+        else:
+            enroll, trials = build_sets(data, enroll_fraction, enroll_utts, seed)
+        write_data_dir(data.subset(enroll), out / f"libri_{part}_enrolls")
+        (out / f"libri_{part}_enrolls" / "enrolls").write_text("".join(f"{u}\n" for u in enroll), encoding="utf-8")
+        for g in GENDERS:
+            sub = data.subset(sorted({t.utt for t in trials[g]}))
+            sub.trials = trials[g]
+            write_data_dir(sub, out / f"libri_{part}_trials_{g}")
+        stats[f"libri_{part}"] = _stats(data, enroll, trials)
+    train_dir = _find(root, TRAIN_SUBSET)
+    if train_dir is not None:
+        train = read_subset(train_dir, spk2gender, speakers_file)
+        write_data_dir(train, out / TRAIN_SUBSET)
+        stats[TRAIN_SUBSET] = {"speakers": {g: sum(1 for s in train.spk2utt if train.spk2gender[s] == g)
+                                            for g in GENDERS}, "utterances": len(train.wav_scp)}
+    if not stats:
+        raise DataError(f"{root}: none of {', '.join([*SUBSETS.values(), TRAIN_SUBSET])} found")
+    return stats
+
+
+def format_stats(stats: dict) -> str:
+    """Statistics as in the VPC tables: speakers, utterances, target / non-target trials per gender."""
+    lines = [f"{'set':<28} {'gender':<6} {'speakers':>8} {'utts':>6} {'target':>8} {'nontarget':>10}"]
+    for name, s in stats.items():
+        if name == TRAIN_SUBSET:
+            for g in GENDERS:
+                lines.append(f"{name:<28} {g:<6} {s['speakers'][g]:>8}")
+            lines.append(f"{name:<28} {'all':<6} {'':>8} {s['utterances']:>6}")
+            continue
+        for g in GENDERS:
+            e = s["enrolls"][g]
+            lines.append(f"{name + '_enrolls':<28} {g:<6} {e['speakers']:>8} {e['utterances']:>6}")
+        for g in GENDERS:
+            t = s["trials"][g]
+            lines.append(f"{name + '_trials_' + g:<28} {g:<6} {t['speakers']:>8} {t['utterances']:>6} "
+                         f"{t['target']:>8} {t['nontarget']:>10}")
+    return "\n".join(lines)

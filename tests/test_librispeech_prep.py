@@ -1,0 +1,111 @@
+"""VPC LibriSpeech preparation on a small fabricated LibriSpeech-shaped tree."""
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from voxanon.audio.io import load_audio
+from voxanon.data.kaldi import DataError, read_data_dir
+from voxanon.data.librispeech import format_stats, prepare_librispeech
+
+#: speaker -> (sex, subset)
+SPEAKERS = {"11": ("F", "dev-clean"), "12": ("F", "dev-clean"), "13": ("F", "dev-clean"),
+            "21": ("M", "dev-clean"), "22": ("M", "dev-clean"), "23": ("M", "dev-clean"),
+            "14": ("F", "test-clean"), "24": ("M", "test-clean"),
+            "31": ("F", "train-clean-360"), "32": ("M", "train-clean-360")}
+
+
+def make_tree(root, n_utt=4):
+    lines = [";ID  |SEX| SUBSET | MINUTES | NAME"]
+    for spk, (sex, subset) in SPEAKERS.items():
+        lines.append(f"{spk:<5}| {sex} | {subset} | 1.00 | Reader {spk}")
+        chapter = root / "LibriSpeech" / subset / spk / "100"
+        chapter.mkdir(parents=True)
+        trans = []
+        for n in range(n_utt):
+            utt = f"{spk}-100-{n:04d}"
+            sf.write(chapter / f"{utt}.flac", (0.1 * np.sin(np.arange(800) * (n + 1) / 10)).astype(np.float32),
+                     16000, subtype="PCM_16")
+            trans.append(f"{utt} WORDS OF UTTERANCE {n}")
+        (chapter / f"{spk}-100.trans.txt").write_text("\n".join(trans) + "\n")
+    (root / "LibriSpeech" / "SPEAKERS.TXT").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_vpc_construction(tmp_path):
+    root = make_tree(tmp_path / "ls")
+    stats = prepare_librispeech(root, tmp_path / "out", enroll_fraction=0.67, enroll_utts=2)
+    enroll = read_data_dir(tmp_path / "out" / "libri_dev_enrolls")
+    tf = read_data_dir(tmp_path / "out" / "libri_dev_trials_f")
+    tm = read_data_dir(tmp_path / "out" / "libri_dev_trials_m")
+    # dev: 3 F + 3 M speakers; 2 of 3 enrolled per gender with 2 utterances each
+    assert stats["libri_dev"]["enrolls"]["f"] == {"speakers": 2, "utterances": 4}
+    enrolled_f = {s for s in enroll.spk2utt if enroll.spk2gender[s] == "f"}
+    # every trial utterance of the gender against every enrolled speaker of that gender
+    assert len(tf.trials) == len(enrolled_f) * len(tf.wav_scp)
+    assert {t.enroll_spk for t in tf.trials} == enrolled_f
+    assert all(t.target == (tf.utt2spk[t.utt] == t.enroll_spk) for t in tf.trials)
+    assert not set(tf.wav_scp) & set(enroll.wav_scp)
+    impostor = (set(tf.utt2spk.values()) - enrolled_f).pop()  # the unenrolled speaker: only non-target trials
+    assert not any(t.target for t in tf.trials if tf.utt2spk[t.utt] == impostor)
+    t = stats["libri_dev"]["trials"]["f"]
+    assert (t["speakers"], t["utterances"], t["target"], t["nontarget"]) == (3, 8, 4, 12)
+    assert all(g == "m" for g in tm.spk2gender.values())
+    assert all(text.startswith("WORDS OF UTTERANCE") for text in {**enroll.text, **tf.text}.values())
+    entry = tf.wav_scp[next(iter(tf.wav_scp))]
+    assert entry.startswith("flac -c -d -s /") and entry.endswith(".flac |")
+    wav, sr = load_audio(entry)
+    assert sr == 16000 and len(wav) == 800
+    assert stats["train-clean-360"]["utterances"] == 8
+    assert read_data_dir(tmp_path / "out" / "train-clean-360").spk2gender == {"31": "f", "32": "m"}
+    assert "libri_test_trials_m" in format_stats(stats)
+
+
+def test_official_lists_used_exactly(tmp_path):
+    root = make_tree(tmp_path / "ls")
+    lists = tmp_path / "lists"
+    for d in ("libri_dev_enrolls", "libri_dev_trials_f", "libri_dev_trials_m", "libri_test_enrolls",
+              "libri_test_trials_f", "libri_test_trials_m"):
+        (lists / d).mkdir(parents=True)
+    (lists / "libri_dev_enrolls" / "enrolls").write_text("11-100-0000\n21-100-0000\n")
+    (lists / "libri_dev_trials_f" / "trials").write_text("11 11-100-0001 target\n11 12-100-0003 nontarget\n")
+    (lists / "libri_dev_trials_m" / "trials").write_text("21 22-100-0002 nontarget\n")
+    (lists / "libri_test_enrolls" / "enrolls").write_text("14-100-0000\n")
+    (lists / "libri_test_trials_f" / "trials").write_text("14 14-100-0001 target\n")
+    (lists / "libri_test_trials_m" / "trials").write_text("")
+    prepare_librispeech(root, tmp_path / "out", lists=lists)
+    tf = read_data_dir(tmp_path / "out" / "libri_dev_trials_f")
+    assert [(t.enroll_spk, t.utt, t.target) for t in tf.trials] == [
+        ("11", "11-100-0001", True), ("11", "12-100-0003", False)]
+    assert list(read_data_dir(tmp_path / "out" / "libri_dev_enrolls").wav_scp) == ["11-100-0000", "21-100-0000"]
+    (lists / "libri_dev_trials_m" / "trials").write_text("21 99-100-0000 nontarget\n")
+    with pytest.raises(DataError, match="99-100-0000"):
+        prepare_librispeech(root, tmp_path / "out2", lists=lists)
+
+
+def test_missing_transcript_line(tmp_path):
+    root = make_tree(tmp_path / "ls")
+    trans = root / "LibriSpeech" / "dev-clean" / "12" / "100" / "12-100.trans.txt"
+    trans.write_text("\n".join(trans.read_text().splitlines()[:-1]) + "\n")
+    with pytest.raises(DataError, match="no transcript line for utterance 12-100-0003"):
+        prepare_librispeech(root, tmp_path / "out")
+    trans.unlink()
+    with pytest.raises(DataError, match="12-100.trans.txt: transcript missing"):
+        prepare_librispeech(root, tmp_path / "out")
+
+
+def test_speaker_missing_from_speakers_txt(tmp_path):
+    root = make_tree(tmp_path / "ls")
+    path = root / "LibriSpeech" / "SPEAKERS.TXT"
+    path.write_text("\n".join(l for l in path.read_text().splitlines() if not l.startswith("22 ")) + "\n")
+    with pytest.raises(DataError, match="speaker 22 .* is not listed"):
+        prepare_librispeech(root, tmp_path / "out")
+
+
+def test_bad_speakers_line_and_no_subsets(tmp_path):
+    (tmp_path / "SPEAKERS.TXT").write_text("11 | X | dev-clean | 1 | A\n")
+    with pytest.raises(DataError, match="SPEAKERS.TXT:1"):
+        prepare_librispeech(tmp_path, tmp_path / "out")
+    (tmp_path / "SPEAKERS.TXT").write_text("11 | F | dev-clean | 1 | A\n")
+    with pytest.raises(DataError, match="none of dev-clean"):
+        prepare_librispeech(tmp_path, tmp_path / "out")
