@@ -24,7 +24,9 @@ Parallelism
     anonymizer once from ``(type(anonymizer), anonymizer.config)`` (so the class
     must be importable); work goes out in chunks with a bounded number in flight,
     and only small result records come back, so memory does not grow with the
-    corpus. ``jobs=1`` runs in this process with the given instance.
+    corpus. ``jobs=1`` runs in this process with the given instance. As with any
+    spawned pool, a script that calls this with ``jobs > 1`` needs the
+    ``if __name__ == "__main__":`` guard.
 """
 
 from __future__ import annotations
@@ -190,7 +192,8 @@ def _run_pool(todo: list[Job], anonymizer: Anonymizer, seed: int | str, workers:
 def _lost(chunk: Iterable[Job], exc: BaseException) -> Iterator[Result]:
     """Failed results for jobs whose worker process died."""
     for job in chunk:
-        yield Result(job, 0.0, 0.0, f"worker process died (out of memory or a crash in native code?): {exc}")
+        yield Result(job, 0.0, 0.0, "worker process died (out of memory, a crash in native code, or a script "
+                     f"calling anonymize_corpus without an `if __name__ == '__main__':` guard?): {exc}")
 
 
 def _write_data_dir(data: DataDir, jobs: list[Job], out_seconds: dict[str, float], output_path: Path) -> None:
