@@ -9,7 +9,7 @@ import sys
 
 def run(args: argparse.Namespace) -> int:
     from voxanon.audio.tts import TTSError
-    from voxanon.data.synth import CorpusPlanError, build_corpus
+    from voxanon.data.synth.build import CorpusPlanError, build_corpus
 
     try:
         desc = build_corpus(args.out, size=args.size, seed=args.seed, jobs=args.jobs, quiet=args.quiet,
