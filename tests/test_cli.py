@@ -14,6 +14,7 @@ import pytest
 import soundfile as sf
 
 from conftest import TESTS_DIR, ToyGain, make_data_dir
+from voxanon.anonymizers.registry import available
 from voxanon.cli import main
 from voxanon.pipelines.anonymize import anonymize_corpus
 
@@ -120,3 +121,11 @@ def test_sigkill_then_resume_gives_the_uninterrupted_bytes(tmp_path: Path) -> No
     for name in ("utt2spk", "spk2utt", "spk2gender", "text", "utt2dur"):
         assert (out / name).read_bytes() == (reference / name).read_bytes()
     assert (out / "wav.scp").read_text() == (reference / "wav.scp").read_text().replace(str(reference), str(out))
+
+
+@pytest.mark.skipif("mcadams" not in available(), reason="mcadams anonymizer not installed")
+def test_registered_method_by_name(data_dir: Path, tmp_path: Path) -> None:
+    assert cli("--method", "mcadams", "--jobs", "1", "--quiet", str(data_dir), str(tmp_path / "o")) == 0
+    for wav in (tmp_path / "o" / "wav").glob("*.wav"):
+        assert sf.info(wav).duration == pytest.approx(0.3, abs=0.01)
+    assert json.loads((tmp_path / "o" / "voxanon_run.json").read_text())["method"] == "mcadams"

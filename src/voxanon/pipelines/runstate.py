@@ -90,15 +90,12 @@ def _remove_outputs(output_path: Path) -> None:
         (output_path / name).unlink(missing_ok=True)
 
 
-def remove_temporaries(output_path: Path) -> int:
-    """Delete leftover ``.<name>.<random>.tmp`` files of killed writes; return how many."""
-    count = 0
+def remove_temporaries(output_path: Path) -> None:
+    """Delete leftover ``.<name>.<random>.tmp`` files of killed writes."""
     for dirpath, _, filenames in os.walk(output_path):
         for name in filenames:
             if name.startswith(".") and name.endswith(".tmp"):
                 os.unlink(os.path.join(dirpath, name))
-                count += 1
-    return count
 
 
 def prepare_output(output_path: Path, settings: dict[str, Any], *, force: bool) -> None:
