@@ -15,7 +15,7 @@ from conftest import ToyGain, ToyGain8k, ToyRaises, make_data_dir, read_pcm, wri
 from voxanon.audio.io import load_audio
 from voxanon.data.kaldi import DataError, read_data_dir
 from voxanon.pipelines.anonymize import anonymize_corpus, output_dir_for
-from voxanon.pipelines.runstate import RunError
+from voxanon.pipelines.runstate import RunError, output_lock
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
@@ -33,6 +33,10 @@ def gains(data_dir: Path, out: Path) -> dict[str, float]:
 
 
 def test_data_dir_layout_and_metadata(data_dir: Path, tmp_path: Path) -> None:
+    (data_dir / "trials").write_text("spk1 spk2-utt000 nontarget\nspk1 spk1-utt001 target\n")
+    (data_dir / "utt2emo").write_text("".join(f"{spk}-utt00{i} neu\n" for spk in ("spk1", "spk2", "spk3")
+                                              for i in range(2)))
+    (data_dir / "spk2fold").write_text("spk1 1\nspk2 2\nspk3 1\n")
     out = tmp_path / "anon"
     summary = anonymize_corpus(data_dir, out, ToyGain(), jobs=1, quiet=True)
     assert (summary.done, summary.skipped, summary.failed, summary.output) == (6, 0, 0, out)
@@ -42,7 +46,8 @@ def test_data_dir_layout_and_metadata(data_dir: Path, tmp_path: Path) -> None:
     assert anon.wav_scp["spk1-utt000"] == str((out / "wav" / "spk1-utt000.wav").resolve())
     assert (anon.utt2spk, anon.spk2gender, anon.text) == (orig.utt2spk, orig.spk2gender, orig.text)
     assert {float(d) for d in anon.utt2dur.values()} == {0.3}
-    assert (out / "spk2utt").read_text() == (data_dir / "spk2utt").read_text()
+    for name in ("spk2utt", "trials", "utt2emo", "spk2fold"):
+        assert (out / name).read_text() == (data_dir / name).read_text()
     assert not (out / "failures.tsv").exists()
     settings = json.loads((out / "voxanon_run.json").read_text())
     assert settings["method"] == "toy-gain" and settings["seed"] == 0 and settings["level"] == "utterance"
@@ -95,6 +100,17 @@ def test_plain_folder_is_mirrored(audio_folder: Path, tmp_path: Path) -> None:
     assert sf.info(out / "sub" / "b.wav").samplerate == 22050  # the toy takes any rate
     assert sf.info(out / "sub" / "deeper" / "c.wav").subtype == "PCM_16"
     assert not (out / "wav.scp").exists()
+    first = tree_bytes(out)
+    anonymize_corpus(audio_folder, out, ToyGain(), seed=5, jobs=1, force=True, quiet=True)
+    second = tree_bytes(out)
+    assert sorted(second) == sorted(first) and all(second[k] != first[k] for k in first)
+
+
+def test_one_run_at_a_time_per_output(data_dir: Path, tmp_path: Path) -> None:
+    with output_lock(tmp_path / "o"):
+        with pytest.raises(RunError, match="another voxanon run is writing"):
+            anonymize_corpus(data_dir, tmp_path / "o", ToyGain(), jobs=1, quiet=True)
+    assert anonymize_corpus(data_dir, tmp_path / "o", ToyGain(), jobs=1, quiet=True).done == 6
 
 
 def test_silent_input_comes_out_silent(tmp_path: Path) -> None:
