@@ -15,7 +15,6 @@ import dataclasses
 import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, param
-from voxanon.audio.io import check_waveform
 from voxanon.dsp.mcadams import mcadams, normalization_gain
 
 
@@ -55,7 +54,8 @@ class McAdams(Anonymizer):
 
     def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
         """Transform with the utterance's alpha, then peak-normalise as VPC."""
-        check_waveform(np.asarray(wav), "mcadams input")
+        if np.ndim(wav) != 1:
+            raise ValueError(f"mcadams: expected mono 1-D audio, got shape {np.shape(wav)}")
         cfg = self.config
         out = mcadams(
             wav, sr, self.draw_alpha(rng), winlen=cfg.winlen, shift=cfg.shift, lp_order=cfg.lp_order, dtype=np.float32

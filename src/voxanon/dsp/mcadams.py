@@ -199,5 +199,5 @@ def mcadams(
 
 def normalization_gain(wav: np.ndarray, peak: float = VPC_PEAK) -> float:
     """Gain that scales ``wav``'s peak to ``peak`` (VPC's per-utterance normalisation); 1 for silence."""
-    top = float(np.max(np.abs(wav))) if wav.size else 0.0
+    top = max(float(wav.max()), -float(wav.min())) if wav.size else 0.0  # no |wav| copy of a long signal
     return peak / top if top > 0 else 1.0

@@ -1,0 +1,95 @@
+"""Speed and memory of the vectorised McAdams transform, against the per-frame loop of the VPC code.
+
+Usage: python benchmarks/bench_mcadams.py [--seconds 30] [--repeats 3] [--hour]
+
+Runs on one thread (OMP/OPENBLAS/MKL_NUM_THREADS=1, set before numpy loads).
+The audio is the LibriVox test clips (recorded speech, 16 kHz) repeated to
+``--seconds``. Times ``voxanon.dsp.mcadams.mcadams`` (best of ``--repeats``) and
+the per-frame reference of tests/mcadams_reference.py (a loop over frames
+calling a Burg LPC routine, ``np.roots``, ``np.poly`` and ``scipy.signal.lfilter``,
+as VPC's code) on the same audio, checks that they agree, and prints both
+real-time factors (CPU seconds per second of audio) and the speed ratio.
+``--hour`` also anonymizes one hour at 16 kHz with the ``mcadams`` anonymizer
+and reports the peak traced memory (tracemalloc) beyond the input array.
+"""
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path.insert(0, str(TESTS))
+
+from mcadams_reference import mcadams_reference  # noqa: E402
+
+from voxanon.anonymizers.base import utterance_rng  # noqa: E402
+from voxanon.anonymizers.mcadams import McAdams  # noqa: E402
+from voxanon.audio.io import load_audio  # noqa: E402
+from voxanon.dsp.mcadams import mcadams  # noqa: E402
+
+SR = 16000
+ALPHA = 0.8
+
+
+def speech(seconds: float) -> np.ndarray:
+    """The LibriVox test clips, concatenated and repeated to ``seconds`` (float32, 16 kHz)."""
+    clips = [load_audio(p)[0] for p in sorted((TESTS / "data" / "librivox").glob("*.flac"))]
+    once = np.concatenate(clips)
+    return np.resize(once, int(seconds * SR))
+
+
+def cpu_time(function, *args):
+    """(result, CPU seconds) of one call."""
+    start = time.process_time()
+    result = function(*args)
+    return result, time.process_time() - start
+
+
+def hour_memory() -> None:
+    """Anonymize one hour; print its time and the peak traced memory beyond the input."""
+    wav = speech(3600.0)
+    anon = McAdams(alpha=ALPHA)
+    tracemalloc.start()
+    (out, _), seconds = cpu_time(anon.anonymize, wav, SR, utterance_rng(0, "hour"))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    mib = 1024.0**2
+    print(f"1 h at 16 kHz: input {wav.nbytes / mib:.0f} MiB (float32, not counted), CPU {seconds:.1f} s "
+          f"(RTF {seconds / 3600:.4f})")
+    print(f"  peak traced memory {peak / mib:.0f} MiB = output {out.nbytes / mib:.0f} MiB "
+          f"+ working memory {(peak - out.nbytes) / mib:.1f} MiB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--hour", action="store_true", help="also measure memory on one hour of audio")
+    args = parser.parse_args()
+
+    wav = speech(args.seconds).astype(np.float64)
+    fast_runs = [cpu_time(mcadams, wav, SR, ALPHA) for _ in range(args.repeats)]
+    fast, fast_s = fast_runs[0][0], min(t for _, t in fast_runs)
+    ref, ref_s = cpu_time(mcadams_reference, wav, SR, ALPHA)
+    diff = float(np.max(np.abs(fast - ref)) / np.max(np.abs(ref)))
+    print(f"{args.seconds:g} s of speech at 16 kHz, alpha={ALPHA}, one thread, CPU time")
+    print(f"  vectorised : {fast_s:7.3f} s  RTF {fast_s / args.seconds:.5f}  ({args.seconds / fast_s:.0f}x real time)")
+    print(f"  per-frame  : {ref_s:7.3f} s  RTF {ref_s / args.seconds:.5f}  ({args.seconds / ref_s:.0f}x real time)")
+    print(f"  speed-up {ref_s / fast_s:.1f}x; max |difference| / peak = {diff:.1e}")
+    if diff > 1e-7:
+        raise SystemExit("vectorised and per-frame outputs disagree")
+    if args.hour:
+        hour_memory()
+
+
+if __name__ == "__main__":
+    main()
