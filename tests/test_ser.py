@@ -133,6 +133,7 @@ def test_fold_errors(tmp_path):
         train_folds(one, tmp_path / "m", quiet=True)
     with pytest.raises(SERError, match="no model for fold 1"):
         evaluate_ser(data_dir, tmp_path / "nothing", quiet=True)
+    assert main(["ser", "train", str(one), str(tmp_path / "m"), "--quiet"]) == 1
 
 
 def test_evaluate_utility_cli_writes_tables(trained, tmp_path, capsys):

@@ -4,23 +4,35 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 
 def run_prepare(args: argparse.Namespace) -> int:
     from voxanon.data.iemocap import prepare_iemocap
+    from voxanon.data.kaldi import DataError
 
-    report = prepare_iemocap(args.root, args.out, dev_gender=args.dev_gender)
+    try:
+        report = prepare_iemocap(args.root, args.out, dev_gender=args.dev_gender)
+    except DataError as exc:
+        print(f"IEMOCAP preparation failed: {exc}", file=sys.stderr)
+        return 1
     print(report.summary())
     print(f"data directories: {args.out}/IEMOCAP_all, IEMOCAP_dev, IEMOCAP_test")
     return 0
 
 
 def run_train(args: argparse.Namespace) -> int:
+    from voxanon.data.kaldi import DataError
     from voxanon.evaluation.ser import train_folds  # torch: imported only when training
 
     folds = args.folds.split(",") if args.folds else None
-    report = train_folds(args.data_dir, args.out_dir, folds=folds, epochs=args.epochs,
-                         batch_size=args.batch_size, channels=args.channels, seed=args.seed, quiet=args.quiet)
+    try:
+        report = train_folds(args.data_dir, args.out_dir, folds=folds, epochs=args.epochs,
+                             batch_size=args.batch_size, channels=args.channels, seed=args.seed,
+                             quiet=args.quiet)
+    except DataError as exc:
+        print(f"SER training failed: {exc}", file=sys.stderr)
+        return 1
     for fold, info in report["folds"].items():
         print(f"fold {fold}: {info['checkpoint']} (trained on {', '.join(info['train_speakers'])}; "
               f"{json.dumps(info['train_counts'])})")

@@ -269,8 +269,9 @@ def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.Path
         Class indices into :data:`EMOTIONS`.
     checkpoint : path
         The final model. ``<checkpoint>.partial`` holds the state after the
-        last finished epoch; a rerun resumes from it (epoch ``e`` always uses
-        the RNG seeded with ``(seed, e)``, so resuming gives the same model).
+        last finished epoch; a rerun with the same settings resumes from it
+        (epoch ``e`` always uses the RNG seeded with ``(seed, e)``, so resuming
+        gives the same model); with other settings training restarts.
     epochs, batch_size, crop_frames, channels, lr, seed
         Training settings; each batch uses random crops of up to ``crop_frames`` frames.
     meta : dict, optional
@@ -281,6 +282,7 @@ def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.Path
     checkpoint = Path(checkpoint)
     partial = checkpoint.with_name(checkpoint.name + ".partial")
     config = {"n_mels": int(feats[0].shape[0]), "channels": channels}
+    settings = {"n_utts": len(feats), "batch_size": batch_size, "crop_frames": crop_frames, "lr": lr, "seed": seed}
     y = torch.tensor(targets)
     torch.manual_seed(seed)
     net = CompactSERNet(**config)
@@ -295,7 +297,7 @@ def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.Path
     start_epoch = 0
     if partial.is_file():
         state = torch.load(partial, map_location="cpu", weights_only=True)
-        if state.get("config") == config and state.get("n_utts") == len(feats):
+        if state.get("config") == config and state.get("settings") == settings:
             net.load_state_dict(state["state_dict"])
             optimiser.load_state_dict(state["optimiser"])
             losses, start_epoch = list(state["losses"]), int(state["epoch"])
@@ -318,7 +320,7 @@ def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.Path
             progress.desc = f"{desc} epoch {epoch + 1}/{epochs} loss {total / (b * batch_size + len(idx)):.3f}"
             progress.update()
         losses.append(total / len(feats))
-        save_atomic({"config": config, "n_utts": len(feats), "epoch": epoch + 1, "losses": losses,
+        save_atomic({"config": config, "settings": settings, "epoch": epoch + 1, "losses": losses,
                      "state_dict": net.state_dict(), "optimiser": optimiser.state_dict()}, partial)
     progress.close()
     meta = {**(meta or {}), "epochs": epochs, "losses": losses, "batch_size": batch_size,
