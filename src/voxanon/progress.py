@@ -22,7 +22,7 @@ class Progress:
     """
 
     def __init__(self, total: int, desc: str, *, quiet: bool = False, stream: TextIO | None = None,
-                 min_interval: float = 0.5) -> None:
+                 min_interval: float | None = None) -> None:
         self.total, self.desc, self.quiet = total, desc, quiet
         self.stream = stream or sys.stderr
         self.done = self.failed = 0
@@ -30,7 +30,8 @@ class Progress:
         self.start = time.monotonic()
         self._last = 0.0
         self._printed_done = -1
-        self.min_interval = min_interval
+        # a terminal gets a live line; a log file one line every 10 s
+        self.min_interval = min_interval if min_interval is not None else (0.5 if self.stream.isatty() else 10.0)
 
     def update(self, n: int = 1, *, audio_seconds: float = 0.0, failed: bool = False) -> None:
         """Count ``n`` finished items."""

@@ -11,7 +11,7 @@ import importlib
 import sys
 from dataclasses import dataclass
 
-COMMAND_MODULES: tuple[str, ...] = ("listing", "ser", "anonymize", "utility", "synth", "privacy")
+COMMAND_MODULES: tuple[str, ...] = ("listing", "ser", "anonymize", "utility", "synth", "benchmark", "privacy", "perf")
 
 
 @dataclass

@@ -66,17 +66,17 @@ def tradeoff_scatter(
 
 
 def det_curves(path: Path, curves: dict[str, tuple[Sequence[float], Sequence[float]]], title: str) -> Path:
-    """DET curves on probit axes; ``curves`` maps system → (P_fa, P_miss) as fractions."""
+    """DET curves; ``curves`` maps system → (probit P_fa, probit P_miss), as ``voxanon.metrics.det_curve`` gives."""
     fig, ax = plt.subplots(figsize=(5.6, 5.0))
     ticks = np.array([0.001, 0.01, 0.05, 0.2, 0.5, 0.8, 0.95])
-    clip = lambda p: norm.ppf(np.clip(np.asarray(p, dtype=float), 1e-4, 1 - 1e-4))  # noqa: E731
+    lim = norm.ppf(0.0005), norm.ppf(0.9995)
     for name, (pfa, pmiss) in curves.items():
-        ax.plot(clip(pfa), clip(pmiss), label=name, lw=1.4)
-    ax.plot(clip([1e-4, 1 - 1e-4]), clip([1e-4, 1 - 1e-4]), ":", color="#999", lw=0.8)
+        ax.plot(np.clip(pfa, *lim), np.clip(pmiss, *lim), label=name, lw=1.4)
+    ax.plot(lim, lim, ":", color="#999", lw=0.8)
     ax.set_xticks(norm.ppf(ticks), [f"{t * 100:g}" for t in ticks])
     ax.set_yticks(norm.ppf(ticks), [f"{t * 100:g}" for t in ticks])
-    ax.set_xlim(norm.ppf(0.0005), norm.ppf(0.9995))
-    ax.set_ylim(norm.ppf(0.0005), norm.ppf(0.9995))
+    ax.set_xlim(*lim)
+    ax.set_ylim(*lim)
     ax.set_xlabel("false acceptance rate (%)")
     ax.set_ylabel("false rejection rate (%)")
     ax.set_title(title, fontsize=10)

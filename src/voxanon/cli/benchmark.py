@@ -1,0 +1,60 @@
+"""``voxanon benchmark``: the main job — anonymize, attack, measure, rank and report."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from voxanon.pipelines.benchmark import PROFILES, Benchmark, default_systems, parse_system
+
+
+def run(args: argparse.Namespace) -> int:
+    systems = [parse_system(s) for s in args.systems] if args.systems else default_systems()
+    if not any(s.method is None for s in systems):
+        systems.insert(0, parse_system("original"))
+    bench = Benchmark(out=Path(args.out), profile=PROFILES["quick" if args.quick else args.profile],
+                      systems=systems, data_root=Path(args.data) if args.data else None, seed=args.seed,
+                      jobs=args.jobs, asr=args.asr, pretrained=args.encoder, quiet=args.quiet)
+    results = bench.run()
+    out = Path(args.out).resolve()
+    rank = results["ranking"]["systems"]
+    split = results["settings"]["primary"]["split"]
+    print(f"\n{'system':<20} {'EER semi %':>10} {'EER lazy %':>10} {'WER %':>7} {'UAR %':>7} {'category':>9}")
+    for name, s in results["systems"].items():
+        def num(v):
+            return f"{v:.2f}" if isinstance(v, (int, float)) else "–"
+
+        semi = (s.get("privacy", {}).get("AA-semi", {}).get(split) or {}).get("eer_mean")
+        lazy_src = s.get("privacy", {}).get("AA-lazy" if s["method"] else "OO", {}).get(split) or {}
+        wer = (s.get("wer", {}).get(split) or {}).get("wer")
+        uar = (s.get("ser") or {}).get("uar_mean")
+        cat = rank.get(name, {}).get("category")
+        print(f"{name:<20} {num(semi):>10} {num(lazy_src.get('eer_mean')):>10} {num(wer):>7} {num(uar):>7} "
+              f"{('>=' + str(cat)) if cat else ('<10' if cat == 0 else '–'):>9}")
+    if results["errors"]:
+        print(f"\n{len(results['errors'])} system(s) had errors; see {out / 'results.json'}")
+    print(f"\nreport: {out / 'report.html'}\nresults: {out / 'results.json'}, {out / 'summary.csv'}, "
+          f"{out / 'privacy.csv'}\nfigures: {out / 'figures'}")
+    return 1 if results["errors"] else 0
+
+
+def register(commands) -> None:
+    p = commands.top.add_parser(
+        "benchmark", help="anonymize, attack, measure utility, rank and write the report",
+        description="Runs the VPC-style evaluation for several anonymizers. Without --data it builds (or reuses) "
+                    "the offline synthetic corpus under OUT/corpus. Every stage is cached under OUT, so a rerun "
+                    "resumes where it stopped.")
+    p.add_argument("--out", default="runs/benchmark", help="output folder (default: runs/benchmark)")
+    p.add_argument("--data", help="prepared data root: a `voxanon data synth` corpus or VPC data directories "
+                                  "(libri_test_enrolls, ...); default: build the offline corpus")
+    p.add_argument("--system", dest="systems", action="append", metavar="SPEC",
+                   help="'original', a method name, or LABEL=METHOD:{json params}; repeatable "
+                        "(default: original + every offline anonymizer)")
+    p.add_argument("--profile", choices=sorted(PROFILES), default="default", help="amount of work")
+    p.add_argument("--quick", action="store_true", help="same as --profile quick (a few minutes; for CI)")
+    p.add_argument("--seed", type=int, default=0, help="global seed (corpus and anonymization)")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--asr", default="whisper-tiny", help="ASR backend spec (default whisper-tiny)")
+    p.add_argument("--encoder", default="ge2e", help="pretrained speaker encoder of the ignorant/lazy attackers")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.set_defaults(handler=run)
