@@ -85,10 +85,11 @@ def test_enrollment_average_and_gender_split(corpus, tmp_path):
     assert "OO" in format_table({"OO": res})
 
 
-def test_cosine_scores_match_loop():
+@pytest.mark.parametrize("n_trials", [3, 40])  # sparse list (row-wise) and dense grid (matrix product)
+def test_cosine_scores_match_loop(n_trials):
     rng = np.random.default_rng(0)
     models, tests = rng.normal(size=(5, 8)), rng.normal(size=(7, 8))
-    mi, ti = rng.integers(0, 5, 40), rng.integers(0, 7, 40)
+    mi, ti = rng.integers(0, 5, n_trials), rng.integers(0, 7, n_trials)
     ref = [models[a] @ tests[b] / np.linalg.norm(models[a]) / np.linalg.norm(tests[b]) for a, b in zip(mi, ti)]
     np.testing.assert_allclose(cosine_scores(models, mi, tests, ti), ref, rtol=1e-10)
 

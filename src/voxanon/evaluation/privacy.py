@@ -69,8 +69,15 @@ def _unit(x: np.ndarray) -> np.ndarray:
 
 
 def cosine_scores(models: np.ndarray, model_idx: np.ndarray, tests: np.ndarray, test_idx: np.ndarray) -> np.ndarray:
-    """Cosine of ``models[model_idx[k]]`` and ``tests[test_idx[k]]`` for every trial k (vectorised)."""
-    return np.einsum("ij,ij->i", _unit(models)[model_idx], _unit(tests)[test_idx])
+    """Cosine of ``models[model_idx[k]]`` and ``tests[test_idx[k]]`` for every trial k (vectorised).
+
+    VPC trial lists are (nearly) full speaker × utterance grids, so the whole
+    cosine matrix is one matrix product; sparse lists use row-wise dot products.
+    """
+    m, t = _unit(models), _unit(tests)
+    if len(m) * len(t) <= 4 * len(model_idx):
+        return (m @ t.T)[model_idx, test_idx]
+    return np.einsum("ij,ij->i", m[model_idx], t[test_idx])
 
 
 def check_trials(enroll: DataDir, trial_dir: DataDir) -> None:
