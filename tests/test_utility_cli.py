@@ -87,3 +87,13 @@ def test_hypothesis_cache_reused_across_normalisations(tmp_path):
 def test_utility_needs_a_part(tmp_path):
     with pytest.raises(SystemExit, match="choose --asr"):
         main(["evaluate", "utility", str(make_dir(tmp_path / "d"))])
+
+
+def test_ser_part_is_handed_the_same_arguments(tmp_path, monkeypatch):
+    import voxanon.evaluation.ser as ser
+
+    seen = []
+    monkeypatch.setattr(ser, "evaluate_ser_cli", lambda args: seen.append(args) or 0)
+    data = str(make_dir(tmp_path / "d"))
+    assert main(["evaluate", "utility", "--ser", "--ser-models", "m", "--out", str(tmp_path / "o"), data]) == 0
+    assert seen[0].data_dirs == [data] and seen[0].ser_models == "m" and not (tmp_path / "o").exists()
