@@ -190,7 +190,9 @@ def test_chain_config_round_trips_json() -> None:
     assert json.loads(json.dumps(Chain(config).settings()))["params"]["steps"] == steps
 
 
-@pytest.mark.parametrize("steps", [[], [{"method": "nope"}], [{"params": {}}], "world", [{"method": "world", "params": [1]}]])
+@pytest.mark.parametrize(
+    "steps", [[], [{"method": "nope"}], [{"params": {}}], "world", [{"method": "world", "params": [1]}]]
+)
 def test_chain_rejects_bad_steps(steps: object) -> None:
     with pytest.raises(ValueError):
         registry.build("chain", {"steps": steps})

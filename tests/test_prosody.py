@@ -27,7 +27,8 @@ def track(n: int = 4000, seed: int = 0) -> np.ndarray:
 
 def features(f0: np.ndarray, bins: int = 33) -> WorldFeatures:
     n = len(f0)
-    return WorldFeatures(f0=f0, sp=np.ones((n, bins)), ap=np.zeros((n, bins)), sr=SR, frame_period=5.0, n_samples=n * 80)
+    ones, zeros = np.ones((n, bins)), np.zeros((n, bins))
+    return WorldFeatures(f0=f0, sp=ones, ap=zeros, sr=SR, frame_period=5.0, n_samples=n * 80)
 
 
 # --- dsp.prosody -----------------------------------------------------------------------

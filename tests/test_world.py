@@ -180,7 +180,9 @@ def test_intonation_contour_is_kept(male: np.ndarray) -> None:
 
 
 def test_config_from_json_is_hashable_and_serialisable() -> None:
-    params = json.loads('{"warp": "vtln", "warp_range": [0.9, 1.0], "prosody": [{"method": "f0_noise", "params": {"std_hz": 3}}]}')
+    params = json.loads(
+        '{"warp": "vtln", "warp_range": [0.9, 1.0], "prosody": [{"method": "f0_noise", "params": {"std_hz": 3}}]}'
+    )
     config = make_config(World.Config, params)
     assert config.warp_range == (0.9, 1.0)
     assert hash(config) == hash(make_config(World.Config, params))
