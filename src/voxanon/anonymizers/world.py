@@ -13,7 +13,8 @@ used by ``gender_target = "opposite"`` and for the formant shift of a gender
 change, is estimated from the utterance's median voiced F0.
 
 Edge cases: an all-zero input gives an all-zero output of the same length; an
-input shorter than one frame is analysed and converted as a single frame; the
+input shorter than one frame is analysed and converted as a single frame (in
+practice an unvoiced one, so the output is near-silent noise); the
 output always has the input's length and rate.
 """
 
@@ -41,7 +42,7 @@ GENDER_TARGETS = ("any", "opposite", "female", "male")
 class AnalysisConfig:
     """WORLD analysis settings shared by every WORLD-domain anonymizer."""
 
-    f0_method: str = param("dio", "F0 estimator: dio (DIO + StoneMask, fast, default) or harvest (about 20x slower)")
+    f0_method: str = param("dio", "F0 estimator: dio (DIO + StoneMask, fast, default) or harvest (8-20x slower)")
     frame_period: float = param(5.0, "WORLD frame hop in ms")
     f0_floor: float = param(60.0, "lowest F0 searched (Hz); converted F0 is kept above it")
     f0_ceil: float = param(600.0, "highest F0 searched (Hz); converted F0 is kept below it")

@@ -1,11 +1,12 @@
 """WORLD vocoder analysis and synthesis (pyworld), with the F0 estimator as a choice.
 
-F0 defaults to DIO refined by StoneMask: on :func:`voxanon.audio.synthetic.speech_like`
-it is as accurate as Harvest for practical purposes (median error 2.6-4.5 cents
-against 1.2-1.8 cents, no gross errors for either, fewer voicing errors) and
-about 20 times faster (F0 alone: RTF 0.01 against 0.25-0.5 on one core), which is
-what keeps WORLD conversion under RTF 0.2. ``benchmarks/bench_world.py``
-measures both. Harvest stays available for noisy or creaky speech, where it is
+F0 defaults to DIO refined by StoneMask: on fully voiced
+:func:`voxanon.audio.synthetic.speech_like` at 100-220 Hz its median error
+against the known contour is 2.5-4.4 cents (Harvest: 1.2-1.7), with no gross
+errors for either, and it is 8-20 times faster (F0 alone: RTF 0.02-0.05 against
+0.36-0.39 on one core), which keeps WORLD conversion well under RTF 0.2.
+``benchmarks/bench_world.py`` measures both (numbers in BENCHMARKS.md).
+Harvest stays available for noisy or creaky speech, where it is
 the more robust tracker.
 """
 
