@@ -34,7 +34,8 @@ from mcadams_reference import mcadams_reference  # noqa: E402
 from voxanon.anonymizers.base import utterance_rng  # noqa: E402
 from voxanon.anonymizers.mcadams import McAdams  # noqa: E402
 from voxanon.audio.io import load_audio  # noqa: E402
-from voxanon.dsp.mcadams import mcadams  # noqa: E402
+from voxanon.dsp.lpc import allpole_filter, burg, fir_filter, poly_from_roots, poly_roots  # noqa: E402
+from voxanon.dsp.mcadams import LPC_EPS, mcadams, mcadams_window, warp_poles  # noqa: E402
 
 SR = 16000
 ALPHA = 0.8
@@ -52,6 +53,22 @@ def cpu_time(function, *args):
     start = time.process_time()
     result = function(*args)
     return result, time.process_time() - start
+
+
+def stage_times(wav: np.ndarray, n_frames: int = 256) -> None:
+    """Print the CPU time per frame of each step of ``mcadams_frames`` on one batch."""
+    window = mcadams_window(320, 160)
+    windowed = np.lib.stride_tricks.sliding_window_view(wav, 320)[::160][:n_frames] * window
+    a, t_burg = cpu_time(burg, windowed + LPC_EPS, 20)
+    roots, t_roots = cpu_time(poly_roots, a)
+    a_new, t_poly = cpu_time(lambda r: poly_from_roots(warp_poles(r, ALPHA)), roots)
+    residual, t_fir = cpu_time(fir_filter, a, windowed)
+    _, t_allpole = cpu_time(allpole_filter, a_new, residual)
+    steps = {"Burg LPC": t_burg, "roots (eigvals)": t_roots, "warp + poly": t_poly,
+             "residual FIR": t_fir, "all-pole synthesis": t_allpole}
+    print(f"  per-frame CPU by step ({len(windowed)} frames in one batch):")
+    for name, seconds in steps.items():
+        print(f"    {name:20s} {seconds / len(windowed) * 1e6:6.1f} us")
 
 
 def hour_memory() -> None:
@@ -87,6 +104,7 @@ def main() -> None:
     print(f"  speed-up {ref_s / fast_s:.1f}x; max |difference| / peak = {diff:.1e}")
     if diff > 1e-7:
         raise SystemExit("vectorised and per-frame outputs disagree")
+    stage_times(wav)
     if args.hour:
         hour_memory()
 
