@@ -44,9 +44,19 @@ def warp_poles_reference(poles: np.ndarray, alpha: float) -> np.ndarray:
 
 
 def mcadams_reference(
-    wav: np.ndarray, sr: int, alpha: float, winlen: float = 0.02, shift: float = 0.01, lp_order: int = 20
+    wav: np.ndarray,
+    sr: int,
+    alpha: float,
+    winlen: float = 0.02,
+    shift: float = 0.01,
+    lp_order: int = 20,
+    vpc_frames: bool = False,
 ) -> np.ndarray:
-    """Unnormalised McAdams transform, one frame at a time."""
+    """Unnormalised McAdams transform, one frame at a time.
+
+    ``vpc_frames=True`` keeps only the frames of VPC's ``anonym_v2`` (complete
+    frames starting at 0, 1 hop, 2 hops...), leaving the rest of the output zero.
+    """
     n = int(np.floor(round(winlen * sr, 6)))
     hop = int(np.floor(round(shift * sr, 6)))
     hann = np.hanning(n)
@@ -55,7 +65,8 @@ def mcadams_reference(
     padded = np.concatenate([np.zeros(lead), np.asarray(wav, dtype=np.float64), np.zeros(n)])
     out = np.zeros(padded.size)
     eps = float(np.finfo(np.float32).eps)
-    for start in range(0, lead + len(wav), hop):
+    starts = range(lead, lead + len(wav) - n + 1, hop) if vpc_frames else range(0, lead + len(wav), hop)
+    for start in starts:
         frame = padded[start : start + n] * window
         a = burg_reference(frame + eps, lp_order)
         a_new = np.real(np.poly(warp_poles_reference(np.roots(a), alpha)))

@@ -112,6 +112,17 @@ def test_matches_per_frame_reference_on_recorded_speech(alpha):
     assert np.max(np.abs(got - want)) <= 1e-9 * np.max(np.abs(want))
 
 
+def test_interior_equals_vpc_frame_grid(speech):
+    """Where VPC's complete frames overlap fully, the extra edge frames change nothing."""
+    x = speech[:5037]
+    vpc = mcadams_reference(x, SR, 0.7, vpc_frames=True)
+    got = mcadams(x, SR, 0.7)
+    n_frames = 1 + (len(x) - 320) // 160
+    inner = slice(160, n_frames * 160)
+    np.testing.assert_allclose(got[inner], vpc[inner], rtol=0, atol=1e-9 * np.max(np.abs(vpc)))
+    assert np.all(vpc[n_frames * 160 + 160 :] == 0) and np.any(got[n_frames * 160 + 160 :] != 0)
+
+
 @pytest.mark.parametrize("n", [1, 50, 321])
 def test_matches_reference_on_inputs_shorter_than_a_few_frames(speech, n):
     np.testing.assert_allclose(mcadams(speech[:n], SR, 0.6), mcadams_reference(speech[:n], SR, 0.6), atol=1e-12)
