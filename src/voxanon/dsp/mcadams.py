@@ -122,7 +122,9 @@ class McAdamsStream:
         """Feed samples; return the output samples that are now final (float64)."""
         if self._finished:
             raise RuntimeError("McAdamsStream: process() after flush(); start a new stream")
-        chunk = np.asarray(chunk, dtype=np.float64).ravel()
+        chunk = np.asarray(chunk, dtype=np.float64)
+        if chunk.ndim != 1:
+            raise ValueError(f"McAdamsStream: expected a 1-D chunk of mono samples, got shape {chunk.shape}")
         self._buf = np.concatenate([self._buf, chunk])
         self._received += chunk.size
         ready = self._received - self.n - self._next
