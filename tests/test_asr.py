@@ -11,6 +11,7 @@ import pytest
 from voxanon.audio.io import load_audio, resample
 from voxanon.metrics import wer
 from voxanon.models.asr import AsrError, load_asr
+from voxanon.models.asr_whisper import WhisperBackend
 
 DATA = Path(__file__).parent / "data" / "librivox"
 
@@ -22,6 +23,7 @@ def librivox() -> tuple[list[str], list[np.ndarray], list[str]]:
     return list(refs), wavs, list(refs.values())
 
 
+@pytest.mark.slow
 def test_whisper_default_wer_on_real_speech():
     _, wavs, refs = librivox()
     asr = load_asr("whisper-tiny", threads=1)
@@ -29,6 +31,7 @@ def test_whisper_default_wer_on_real_speech():
     # measured 20 % (6/30 words: hyphenated compounds count as errors under VPC normalisation)
     assert wer(refs, hyps).wer <= 25.0
     assert asr.name.startswith("whisper-tiny.en")
+    assert WhisperBackend(threads=1, batch_size=3).transcribe(wavs, 16000) == hyps  # one padded batch
 
 
 def test_whisper_resamples_and_silence_is_empty():
@@ -84,6 +87,7 @@ def _tiny_wav2vec2(path: Path, *, favour: str | None = None) -> None:
     model.save_pretrained(path)
 
 
+@pytest.mark.slow
 def test_wav2vec2_loader_on_tiny_saved_model(tmp_path):
     import torch
 

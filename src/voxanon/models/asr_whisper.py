@@ -2,7 +2,10 @@
 
 Utterances up to 30 s are decoded in batches (one encoder pass and one beam
 search over the padded batch); longer ones go through faster-whisper's
-sequential long-form decoder. A batch item whose no-speech probability is high
+sequential long-form decoder. Batches default to 8 utterances on a GPU and to
+1 on the CPU, where batching measured no gain (every item is padded to a 30 s
+window either way, and a batch waits for its longest transcript; see
+BENCHMARKS.md). A batch item whose no-speech probability is high
 and whose text is unlikely (Whisper's own rule) decodes to an empty string.
 """
 
@@ -31,7 +34,8 @@ def bundled_model_dir() -> str:
 class WhisperBackend(AsrBackend):
     """Whisper tiny.en (CTranslate2, int8 on CPU), beam search of 5, English only."""
 
-    def __init__(self, *, device: str = "cpu", threads: int = 0, beam_size: int = 5, batch_size: int = 8) -> None:
+    def __init__(self, *, device: str = "cpu", threads: int = 0, beam_size: int = 5,
+                 batch_size: int | None = None) -> None:
         try:
             from faster_whisper import WhisperModel
             from faster_whisper.tokenizer import Tokenizer
@@ -41,7 +45,8 @@ class WhisperBackend(AsrBackend):
         self.model = WhisperModel(bundled_model_dir(), device=device, compute_type=compute_type, cpu_threads=threads)
         self.tokenizer = Tokenizer(self.model.hf_tokenizer, self.model.model.is_multilingual,
                                    task="transcribe", language="en")
-        self.beam_size, self.batch_size = beam_size, batch_size
+        self.beam_size = beam_size
+        self.batch_size = batch_size or (1 if device == "cpu" else 8)
         self.name = f"whisper-tiny.en-ct2-{compute_type}-beam{beam_size}"
 
     def _transcribe(self, wavs: list[np.ndarray]) -> list[str]:
