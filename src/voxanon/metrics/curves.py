@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from voxanon.metrics._scores import as_scores, tie_groups
 
@@ -35,7 +35,7 @@ def det_curve(target_scores, nontarget_scores) -> tuple[np.ndarray, np.ndarray]:
     pmiss = np.cumsum(groups.n_target) / groups.n_target.sum()
     pfa = 1.0 - np.cumsum(groups.n_nontarget) / groups.n_nontarget.sum()
     with np.errstate(divide="ignore"):
-        pfa_probit, pmiss_probit = norm.ppf(pfa), norm.ppf(pmiss)
+        pfa_probit, pmiss_probit = ndtri(pfa), ndtri(pmiss)
     finite = np.isfinite(pfa_probit) & np.isfinite(pmiss_probit)
     return pfa_probit[finite], pmiss_probit[finite]
 

@@ -14,7 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from scipy.stats import norm  # noqa: E402
+from scipy.special import ndtri  # noqa: E402
 
 CATEGORY_THRESHOLDS = (10.0, 20.0, 30.0, 40.0)
 _BAND_COLOURS = ("#fde0dd", "#fcc5c0", "#fa9fb5", "#f768a1", "#dd3497")
@@ -69,12 +69,12 @@ def det_curves(path: Path, curves: dict[str, tuple[Sequence[float], Sequence[flo
     """DET curves; ``curves`` maps system → (probit P_fa, probit P_miss), as ``voxanon.metrics.det_curve`` gives."""
     fig, ax = plt.subplots(figsize=(5.6, 5.0))
     ticks = np.array([0.001, 0.01, 0.05, 0.2, 0.5, 0.8, 0.95])
-    lim = norm.ppf(0.0005), norm.ppf(0.9995)
+    lim = ndtri(0.0005), ndtri(0.9995)
     for name, (pfa, pmiss) in curves.items():
         ax.plot(np.clip(pfa, *lim), np.clip(pmiss, *lim), label=name, lw=1.4)
     ax.plot(lim, lim, ":", color="#999", lw=0.8)
-    ax.set_xticks(norm.ppf(ticks), [f"{t * 100:g}" for t in ticks])
-    ax.set_yticks(norm.ppf(ticks), [f"{t * 100:g}" for t in ticks])
+    ax.set_xticks(ndtri(ticks), [f"{t * 100:g}" for t in ticks])
+    ax.set_yticks(ndtri(ticks), [f"{t * 100:g}" for t in ticks])
     ax.set_xlim(*lim)
     ax.set_ylim(*lim)
     ax.set_xlabel("false acceptance rate (%)")
