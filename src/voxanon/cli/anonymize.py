@@ -10,6 +10,7 @@ from pathlib import Path
 from voxanon.anonymizers.registry import build
 from voxanon.data.kaldi import DataError
 from voxanon.pipelines.anonymize import LEVELS, anonymize_corpus, output_dir_for, summary_line
+from voxanon.pipelines.ray_backend import RayBackend, worker_table
 from voxanon.pipelines.runstate import FAILURES_FILE, RUN_FILE, RunError
 
 DESCRIPTION = f"""\
@@ -52,17 +53,30 @@ def _params(args: argparse.Namespace) -> dict:
     return params
 
 
+def _backend(args: argparse.Namespace) -> RayBackend | None:
+    """The Ray backend when asked for; its options are errors with the local one."""
+    if args.backend == "ray":
+        return RayBackend(address=args.address, batch_size=args.batch_size, num_gpus=args.gpus_per_worker)
+    given = [name for name in ("address", "batch_size", "gpus_per_worker") if getattr(args, name) is not None]
+    if given:
+        raise ValueError(f"--{given[0].replace('_', '-')} needs --backend ray")
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     try:
+        backend = _backend(args)
         anonymizer = build(args.method, _params(args))
         output = output_dir_for(args.input, args.output, args.suffix)
         summary = anonymize_corpus(args.input, output, anonymizer, seed=args.seed, level=args.level,
-                                   jobs=args.jobs, force=args.force, quiet=args.quiet)
+                                   jobs=args.jobs, force=args.force, quiet=args.quiet, backend=backend)
     except (KeyError, ValueError, RunError, DataError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"voxanon anonymize: error: {message}", file=sys.stderr)
         return 2
     if not args.quiet:
+        if backend is not None and backend.stats:
+            print(worker_table(backend.stats, summary.wall_seconds), file=sys.stderr)
         print(summary_line(summary), file=sys.stderr)
     if summary.failed:
         print(f"voxanon anonymize: {summary.failed} utterance(s) failed, see {output / FAILURES_FILE}; "
@@ -82,7 +96,13 @@ def register(commands) -> None:
     p.add_argument("--level", choices=LEVELS, default="utterance",
                    help="RNG per utterance (default) or per speaker (needs utt2spk)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="worker processes (default: all cores; 1 runs in-process)")
+                   help="worker processes (default: all cores; 1 runs in-process); Ray: workers (default: its CPUs)")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="local processes (default) or a Ray cluster (see docs/ray.md)")
+    p.add_argument("--address", metavar="ADDR", help="Ray cluster: auto or ray://host:port (default: start a local one)")
+    p.add_argument("--batch-size", type=int, metavar="N", help="utterances per Ray task")
+    p.add_argument("--gpus-per-worker", type=float, metavar="F",
+                   help="GPUs per Ray worker for methods that need a model (default 1 if the cluster has GPUs)")
     p.add_argument("--suffix", metavar="S", help="write to OUTPUT/<input name>S instead of OUTPUT")
     p.add_argument("--force", action="store_true", help="replace outputs made with other settings")
     p.add_argument("--quiet", action="store_true", help="no progress or summary output")

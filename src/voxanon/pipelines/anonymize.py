@@ -41,7 +41,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 import soundfile as sf
@@ -80,6 +80,15 @@ class Result(NamedTuple):
     in_seconds: float
     out_seconds: float
     error: str | None
+
+
+class Backend(Protocol):
+    """Another executor of the jobs, e.g. :class:`voxanon.pipelines.ray_backend.RayBackend`."""
+
+    def run(self, todo: list[Job], anonymizer: Anonymizer, seed: int | str, *,
+            jobs: int | None, quiet: bool) -> Iterator[Result]:
+        """Results of ``todo`` (written by the backend's workers with ``write_wav``), in any order."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -215,6 +224,7 @@ def anonymize_corpus(
     jobs: int | None = None,
     force: bool = False,
     quiet: bool = False,
+    backend: Backend | None = None,
 ) -> RunSummary:
     """Anonymize every utterance of ``input_path`` into ``output_path`` (see the module notes).
 
@@ -228,6 +238,7 @@ def anonymize_corpus(
     jobs : worker processes (default: all usable cores; 1 runs in this process)
     force : replace an output folder made with other settings
     quiet : no progress output
+    backend : run the jobs there instead of in local processes (``jobs`` is then its worker count)
 
     Returns
     -------
@@ -262,8 +273,10 @@ def anonymize_corpus(
             print(f"{skipped} of {len(all_jobs)} utterances already done in {output_path}; skipping them",
                   file=sys.stderr)
         progress = Progress(len(todo), f"anonymize {anonymizer.name}", quiet=quiet)
-        if workers == 1:
-            results: Iterable[Result] = (_anonymize_one(anonymizer, job, seed) for job in todo)
+        if backend is not None:
+            results: Iterable[Result] = backend.run(todo, anonymizer, seed, jobs=jobs, quiet=quiet)
+        elif workers == 1:
+            results = (_anonymize_one(anonymizer, job, seed) for job in todo)
         else:
             results = _run_pool(todo, anonymizer, seed, workers)
         failures: list[tuple[str, str, str]] = []

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voxanon.anonymizers.base import Anonymizer
-from voxanon.pipelines.anonymize import Job, Result, _init_worker, _lost, _run_chunk
+from voxanon.pipelines.anonymize import Job, Result, _init_worker, _run_chunk
 from voxanon.pipelines.runstate import RunError
 
 #: batches queued on each actor at a time: one running, one waiting (hides the round trip)
@@ -178,7 +178,8 @@ class RayBackend:
                 worker, busy, results = ray.get(ref)
             except ray.exceptions.RayError as exc:
                 alive.discard(i)
-                yield from _lost(batch, exc)
+                yield from _lost(batch, f"Ray worker lost after {self.max_retries} restarts: "
+                                     f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}")
                 continue
             entry = stats.setdefault(worker, WorkerStats(worker))
             entry.utterances += len(results)
@@ -188,7 +189,13 @@ class RayBackend:
             self.stats = sorted(stats.values(), key=lambda s: s.worker)
             yield from results
         for batch in batches:  # every actor is gone
-            yield from _lost(batch, RuntimeError("no Ray worker left"))
+            yield from _lost(batch, "no Ray worker left: all were lost (see the failures above)")
+
+
+def _lost(batch: list[Job], reason: str) -> Iterator[Result]:
+    """Failed results for a batch no worker could finish."""
+    for job in batch:
+        yield Result(job, 0.0, 0.0, reason)
 
 
 def _connect(ray: Any, address: str | None) -> bool:
