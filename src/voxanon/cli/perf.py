@@ -1,0 +1,68 @@
+"""``voxanon perf``: real-time factor and peak memory of every anonymizer and evaluation model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from voxanon.pipelines.perf import DEFAULT_DURATIONS, default_targets, format_table, run_perf
+
+DESCRIPTION = """\
+Time every registered anonymizer (or --methods) and the evaluation models
+(encoder:ge2e, asr:whisper-tiny) on generated speech-like inputs, each in a
+fresh single-threaded process: a warm-up call, then --repeats calls per
+duration; report the median real-time factor (wall s / audio s) and the peak
+resident memory. Models are also measured on CUDA when a GPU is present.
+Longer durations are skipped once a target would exceed --budget seconds.
+
+Then measure the throughput of `voxanon anonymize` on a small generated corpus
+with 1 and 2 local jobs and the Ray backend with 2 workers (if Ray is
+installed), as ratios to the 1-job run.
+
+--quick: durations 1 and 2 s, 1 repeat, 10 s budget, 4 utterances of 1 s.
+"""
+
+
+def run(args: argparse.Namespace) -> int:
+    quick = args.quick
+    durations = args.durations or ([1.0, 2.0] if quick else list(DEFAULT_DURATIONS))
+    repeats = args.repeats or (1 if quick else 3)
+    budget = args.budget or (10.0 if quick else 120.0)
+    scaling_args = None if args.no_scaling else {
+        "method": args.scaling_method, "utterances": 4 if quick else args.scaling_utterances,
+        "seconds": 1.0 if quick else 5.0, "ray_workers": 0 if args.no_ray else 2}
+    log = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    try:
+        report = run_perf(args.methods or default_targets(), durations, repeats, devices=args.devices,
+                          budget_s=budget, scaling_args=scaling_args, log=log)
+    except (KeyError, ValueError) as exc:
+        print(f"voxanon perf: error: {exc}", file=sys.stderr)
+        return 2
+    report["argv"] = sys.argv
+    print(format_table(report))
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def register(commands) -> None:
+    p = commands.top.add_parser("perf", help="real-time factor and memory of anonymizers and models",
+                                description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--durations", type=float, nargs="+", metavar="S", help="input durations in seconds "
+                   f"(default {' '.join(f'{d:g}' for d in DEFAULT_DURATIONS)})")
+    p.add_argument("--repeats", type=int, metavar="N", help="timed calls per duration (default 3)")
+    p.add_argument("--methods", nargs="+", metavar="NAME",
+                   help="anonymizer names, encoder:ge2e, asr:whisper-tiny (default: all)")
+    p.add_argument("--devices", nargs="+", metavar="DEV", help="default: cpu, and cuda when present")
+    p.add_argument("--budget", type=float, metavar="S", help="seconds of timed calls per target (default 120)")
+    p.add_argument("--scaling-method", default="mcadams", metavar="NAME", help="method of the scaling runs")
+    p.add_argument("--scaling-utterances", type=int, default=24, metavar="N",
+                   help="utterances of 5 s in the scaling corpus (default 24)")
+    p.add_argument("--no-scaling", action="store_true", help="skip the runner scaling runs")
+    p.add_argument("--no-ray", action="store_true", help="skip the Ray backend in the scaling runs")
+    p.add_argument("--quick", action="store_true", help="tiny settings for a smoke test")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--out", metavar="PERF.json", help="write the full report as JSON")
+    p.set_defaults(handler=run)
