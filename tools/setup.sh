@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 # Debian packages: TTS voices for the offline corpus and the cascade fallback,
 # audio tools for wav.scp pipes, recorded clips, and Chromium for the report test.
-DEB_PACKAGES=(espeak-ng flite sox flac libsndfile1 pocketsphinx-testdata alsa-utils chromium)
+DEB_PACKAGES=(espeak-ng flite festival festvox-us-slt-hts festvox-kdlpc16k sox flac libsndfile1
+             pocketsphinx-testdata alsa-utils asterisk-core-sounds-en-wav saytime klettres-data chromium)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -63,14 +63,15 @@ class RankedSystem:
     system: SystemResult
     category: int
     wer_rank: int
-    uar_rank: int
+    uar_rank: int | None
 
 
 def rank_systems(rows: Sequence[SystemResult]) -> list[RankedSystem]:
     """Rank systems by WER (ascending) and by UAR (descending) per category.
 
     Ties share the best rank ("1224" ranking). Systems below 10 % EER get
-    category 0 and are ranked among themselves.
+    category 0 and are ranked among themselves. A system whose UAR is NaN
+    (not measured) gets no UAR rank (None) and does not take a rank from others.
 
     Returns
     -------
@@ -81,9 +82,10 @@ def rank_systems(rows: Sequence[SystemResult]) -> list[RankedSystem]:
     for category in sorted({privacy_category(r.eer) for r in rows}, reverse=True):
         members = [r for r in rows if privacy_category(r.eer) == category]
         wer_ranks = rankdata([r.wer for r in members], method="min")
-        uar_ranks = rankdata([-r.uar for r in members], method="min")
+        uar_ranks = rankdata([-r.uar for r in members], method="min", nan_policy="omit")
         ranked += sorted(
-            (RankedSystem(r, category, int(w), int(u)) for r, w, u in zip(members, wer_ranks, uar_ranks)),
+            (RankedSystem(r, category, int(w), None if np.isnan(u) else int(u))
+             for r, w, u in zip(members, wer_ranks, uar_ranks)),
             key=lambda s: (s.wer_rank, s.system.name),
         )
     return ranked

@@ -376,13 +376,13 @@ class Benchmark:
             return None
 
     def _quality(self, label: str, paths: dict, original: dict, split: str) -> dict | None:
-        from voxanon.evaluation.quality import evaluate_quality
-
         orig, anon = original[f"{split}_trials_f"], paths[f"{split}_trials_f"]
         orig_m, anon_m = original[f"{split}_trials_m"], paths[f"{split}_trials_m"]
         n = self.profile.quality_utts
 
         def compute() -> dict:
+            from voxanon.evaluation.quality import evaluate_quality
+
             return evaluate_quality([orig, orig_m], [anon, anon_m], max_utts=n, encoder=self.pretrained,
                                     cache_dir=self.out / "cache" / "embeddings", quiet=self.quiet)
 

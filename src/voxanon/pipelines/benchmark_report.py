@@ -71,13 +71,13 @@ def summary_rows(results: dict) -> list[dict[str, Any]]:
 
 def ranking(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Privacy categories, ranks, relative changes, Pareto fronts and the normalised score."""
-    def value(r: dict, k: str) -> float:
+    def value(r: dict, k: str) -> float:  # NaN where a measure is missing (e.g. no emotion set)
         return float(r[k]) if r.get(k) is not None else math.nan
 
     complete = [r for r in rows if all(r.get(k) is not None for k in ("eer", "wer"))]
     has_uar = all(r.get("uar") is not None for r in complete)
     table_rows = [SystemResult(r["system"], value(r, "eer_f"), value(r, "eer_m"), value(r, "eer"), value(r, "wer"),
-                               value(r, "uar") if has_uar else 0.0) for r in complete]
+                               value(r, "uar")) for r in complete]
     out: dict[str, Any] = {"systems": {}, "uar_used": has_uar}
     if not table_rows:
         return out
