@@ -32,6 +32,7 @@ def test_cascade_keeps_the_words_and_the_duration(speech_16k):
     assert anon.needs_model and anon.config.tts == "piper"
     out, sr = anon.anonymize(speech_16k, 16000, np.random.default_rng(0))
     assert sr == 16000 and len(out) == len(speech_16k) and out.dtype == np.float32
+    assert np.max(np.abs(out)) == pytest.approx(np.max(np.abs(speech_16k)), rel=1e-3)
     hyp = load_asr("whisper-tiny", threads=1).transcribe([out], sr)[0]
     assert wer([SENTENCE], [hyp]).wer <= 20.0
     assert not np.allclose(out[: len(out) // 2], speech_16k[: len(out) // 2], atol=0.05)

@@ -42,7 +42,8 @@ class Cascade(Anonymizer):
     with one correction pass; rates kept within 0.5-2x), and the remainder is
     cut or zero-padded at the end; without it the output lasts as long as the
     voice takes to say the text.
-    An utterance with no recognised words becomes silence of the input's length.
+    The output is scaled to the input's peak level. An utterance with no
+    recognised words becomes silence of the input's length.
     The result does not depend on ``rng``: one text gives one waveform.
     """
 
@@ -92,4 +93,7 @@ class Cascade(Anonymizer):
         speech = resample(speech, tts_sr, sr)
         if self.config.match_duration:
             speech = fit_length(speech, len(wav))
+        peak = float(np.max(np.abs(speech)))
+        if peak > 0:  # the input's peak level (the voices normalise to full scale)
+            speech = speech * (float(np.max(np.abs(wav))) / peak)
         return np.clip(speech, -1.0, 1.0).astype(np.float32), sr
