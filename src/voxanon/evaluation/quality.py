@@ -137,5 +137,5 @@ def voice_distinctiveness(original: np.ndarray, anonymized: np.ndarray, speakers
 
 def voice_distinctiveness_from_audio(original: list[np.ndarray], anonymized: list[np.ndarray], speakers: list[str],
                                      sr: int, encoder) -> VoiceDistinctiveness:
-    """:func:`voice_distinctiveness` with embeddings from ``encoder`` (a SpeakerEncoder, e.g. ``load_encoder("ge2e")``)."""
+    """:func:`voice_distinctiveness` with embeddings from a SpeakerEncoder (e.g. ``load_encoder("ge2e")``)."""
     return voice_distinctiveness(encoder.embed(original, sr), encoder.embed(anonymized, sr), speakers)

@@ -65,7 +65,8 @@ class PiperTts(TtsVoice):
     def synthesize(self, text: str, *, rate: float = 1.0) -> tuple[np.ndarray, int]:
         if not rate > 0:
             raise TtsError(f"rate must be > 0, got {rate}")
-        config = self._synthesis_config(noise_scale=0.0, noise_w_scale=0.0, length_scale=self.voice.config.length_scale / rate)
+        config = self._synthesis_config(noise_scale=0.0, noise_w_scale=0.0,
+                                        length_scale=self.voice.config.length_scale / rate)
         chunks = [c.audio_float_array for c in self.voice.synthesize(text, config)]
         if not chunks:
             raise TtsError(f"{self.name}: nothing to say in {text[:60]!r}")
