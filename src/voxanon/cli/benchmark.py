@@ -9,10 +9,11 @@ from voxanon.pipelines.benchmark import PROFILES, Benchmark, default_systems, pa
 
 
 def run(args: argparse.Namespace) -> int:
-    systems = [parse_system(s) for s in args.systems] if args.systems else default_systems()
+    profile = PROFILES["quick" if args.quick else args.profile]
+    systems = [parse_system(s) for s in args.systems] if args.systems else default_systems(profile)
     if not any(s.method is None for s in systems):
         systems.insert(0, parse_system("original"))
-    bench = Benchmark(out=Path(args.out), profile=PROFILES["quick" if args.quick else args.profile],
+    bench = Benchmark(out=Path(args.out), profile=profile,
                       systems=systems, data_root=Path(args.data) if args.data else None, seed=args.seed,
                       jobs=args.jobs, asr=args.asr, pretrained=args.encoder, quiet=args.quiet)
     results = bench.run()
@@ -49,8 +50,10 @@ def register(commands) -> None:
                                   "(libri_test_enrolls, ...); default: build the offline corpus")
     p.add_argument("--system", dest="systems", action="append", metavar="SPEC",
                    help="'original', a method name, or LABEL=METHOD:{json params}; repeatable "
-                        "(default: original + every offline anonymizer)")
-    p.add_argument("--profile", choices=sorted(PROFILES), default="default", help="amount of work")
+                        "(default: original + every offline anonymizer; --quick: original, mcadams, world)")
+    p.add_argument("--profile", choices=sorted(PROFILES), default="default",
+                   help="quick: 3 systems, test split, small corpus (minutes); default: all offline systems, "
+                        "dev+test, small corpus; full: the larger corpus (an hour or more)")
     p.add_argument("--quick", action="store_true", help="same as --profile quick (a few minutes; for CI)")
     p.add_argument("--seed", type=int, default=0, help="global seed (corpus and anonymization)")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")

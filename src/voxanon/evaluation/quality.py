@@ -23,9 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from voxanon.audio.io import resample
+from voxanon.audio.io import load_audio, resample
+from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.dsp.world import estimate_f0
 from voxanon.metrics import pav_calibrate
+from voxanon.progress import Progress
 
 #: DNSMOS works at 16 kHz only
 DNSMOS_RATE = 16000
@@ -139,3 +141,70 @@ def voice_distinctiveness_from_audio(original: list[np.ndarray], anonymized: lis
                                      sr: int, encoder) -> VoiceDistinctiveness:
     """:func:`voice_distinctiveness` with embeddings from a SpeakerEncoder (e.g. ``load_encoder("ge2e")``)."""
     return voice_distinctiveness(encoder.embed(original, sr), encoder.embed(anonymized, sr), speakers)
+
+
+def _paired(orig_dirs: list, anon_dirs: list) -> list[tuple[DataDir, DataDir, str]]:
+    """(original data, anonymized data, utterance) for every utterance present in both, per directory pair."""
+    pairs = []
+    for o, a in zip(orig_dirs, anon_dirs):
+        orig, anon = read_data_dir(o), read_data_dir(a)
+        pairs += [(orig, anon, utt) for utt in orig.utts if utt in anon.wav_scp]
+    return pairs
+
+
+def _spread(items: list, n: int) -> list:
+    """``n`` items spread evenly over the list (all when it is shorter)."""
+    if len(items) <= n:
+        return items
+    return [items[i] for i in np.linspace(0, len(items) - 1, n).round().astype(int)]
+
+
+def evaluate_quality(orig_dirs: list, anon_dirs: list, *, max_utts: int = 16, encoder: str = "ge2e",
+                     cache_dir=None, quiet: bool = False) -> dict:
+    """DNSMOS, ρF0, G_VD and De-ID of anonymized data directories against their originals.
+
+    ``orig_dirs[i]`` pairs with ``anon_dirs[i]`` (same utterance ids). DNSMOS and
+    ρF0 use ``max_utts`` utterances spread over all pairs; G_VD and De-ID use every
+    paired utterance (embeddings cached under ``cache_dir``). Returns a
+    JSON-serialisable dict of means and the number of utterances behind each.
+    """
+    from voxanon.evaluation.embeddings import extract_embeddings
+    from voxanon.models.speaker import load_encoder
+
+    pairs = _paired(orig_dirs, anon_dirs)
+    if not pairs:
+        raise DataError(f"no utterance is present in both {orig_dirs} and {anon_dirs}")
+    chosen = _spread(pairs, max_utts)
+    progress = Progress(len(chosen), "quality", quiet=quiet)
+    mos_o, mos_a, rho = [], [], []
+    for orig, anon, utt in chosen:
+        wo, so = load_audio(orig.wav_scp[utt])
+        wa, sa = load_audio(anon.wav_scp[utt])
+        mos_o.append(dnsmos(wo, so))
+        mos_a.append(dnsmos(wa, sa))
+        rho.append(f0_correlation(wo, wa, so, sa))
+        progress.update(audio_seconds=len(wo) / so)
+    progress.close()
+    model = load_encoder(encoder)
+    emb_o, emb_a, speakers = [], [], []
+    for o, a in zip(orig_dirs, anon_dirs):
+        orig, anon = read_data_dir(o), read_data_dir(a)
+        utts = [u for u in orig.utts if u in anon.wav_scp]
+        eo = extract_embeddings(orig, model, utts=utts, cache_dir=cache_dir, quiet=True)
+        ea = extract_embeddings(anon, model, utts=utts, cache_dir=cache_dir, quiet=True)
+        emb_o += [eo[u] for u in utts]
+        emb_a += [ea[u] for u in utts]
+        speakers += [orig.utt2spk[u] for u in utts]
+    vd = voice_distinctiveness(np.stack(emb_o), np.stack(emb_a), speakers)
+    finite = [r for r in rho if np.isfinite(r)]
+
+    def mean_scores(rows: list[dict[str, float]]) -> dict[str, float]:
+        return {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
+
+    return {
+        "dnsmos": {"original": mean_scores(mos_o)["ovrl"], "anonymized": mean_scores(mos_a)["ovrl"],
+                   "original_all": mean_scores(mos_o), "anonymized_all": mean_scores(mos_a), "n": len(chosen)},
+        "rho_f0": float(np.mean(finite)) if finite else None, "rho_f0_n": len(finite),
+        "gvd_db": vd.gvd, "deid": vd.deid, "gvd_speakers": len(vd.speakers), "gvd_utterances": len(speakers),
+        "encoder": model.name,
+    }
