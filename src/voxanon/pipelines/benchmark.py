@@ -121,10 +121,15 @@ class StageCache:
             if saved.get("settings") == settings:
                 return saved["result"]
         result = compute()
+        self.save(name, settings, result)
+        return result
+
+    def save(self, name: str, settings: dict, result: Any) -> None:
+        """Store ``result`` of stage ``name`` atomically."""
+        path = self.root / f"{name}.json"
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps({"settings": settings, "result": result}, default=str), encoding="utf-8")
         tmp.replace(path)
-        return result
 
 
 class Stages:
@@ -199,7 +204,11 @@ class Benchmark:
         return find_layout(root)
 
     def _anonymize(self, system: System, layout: Layout, splits: list[str]) -> dict[str, Any]:
-        """Anonymize every set for ``system``; returns {set: path} and the aggregate real-time factor."""
+        """Anonymize every set for ``system`` (finished utterances are skipped by the runner).
+
+        Returns the output paths, the failure count and the real-time factor of
+        the audio processed, remembered from the run that did the work.
+        """
         from voxanon.pipelines.anonymize import anonymize_corpus
 
         anonymizer = build(system.method, system.params)
@@ -212,7 +221,13 @@ class Benchmark:
             if summary.done:  # only freshly processed audio tells the speed
                 audio += summary.audio_seconds
                 wall += summary.wall_seconds
-        return {"paths": paths, "failed": failed, "rtf": wall / audio if audio else None}
+        speed = {"rtf": wall / audio if audio else None, "audio_seconds": audio, "jobs": self.jobs or os.cpu_count()}
+        settings = {"system": system.key(), "sets": sorted(paths)}
+        if speed["rtf"] is None:  # nothing new: the speed measured when the work was done
+            speed = self.cache.run(f"speed-{system.label}", settings, lambda: speed)
+        else:
+            self.cache.save(f"speed-{system.label}", settings, speed)
+        return {"paths": paths, "failed": failed, **speed}
 
     def _attacker(self, label: str, train_dir: str) -> str:
         """Train (or reuse) the semi-informed attacker on ``train_dir``; returns its encoder spec."""
@@ -251,7 +266,7 @@ class Benchmark:
                 self._fail(s.label, "anonymize", exc)
                 continue
             anon_paths[s.label] = info["paths"]
-            systems[s.label].update(rtf=info["rtf"], failed_utterances=info["failed"])
+            systems[s.label].update(rtf=info["rtf"], rtf_jobs=info["jobs"], failed_utterances=info["failed"])
 
         stages.step("train semi-informed attackers")
         attackers: dict[str, str] = {}

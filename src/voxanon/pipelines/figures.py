@@ -92,7 +92,6 @@ def grouped_bars(
     *,
     ylabel: str,
     title: str,
-    annotations: Sequence[str] | None = None,
 ) -> Path:
     """Bars per group (x) and series (colour), e.g. per-gender EER per system or recall per emotion."""
     fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(groups) + 2), 4.0))
@@ -100,10 +99,6 @@ def grouped_bars(
     xs = np.arange(len(groups))
     for k, (label, values) in enumerate(series.items()):
         ax.bar(xs + (k - (len(series) - 1) / 2) * width, values, width, label=label)
-    if annotations:
-        top = max((max(v) for v in series.values() if len(v)), default=0)
-        for x, text in zip(xs, annotations):
-            ax.text(x, top * 1.05 + 0.5, text, ha="center", fontsize=7)
     ax.set_xticks(xs, groups, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
