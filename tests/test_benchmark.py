@@ -47,6 +47,8 @@ def test_stage_cache_reuses_matching_settings(tmp_path):
     assert cache.run("x", {"a": 1}, compute) == {"value": 1}
     assert len(calls) == 1
     assert cache.run("x", {"a": 2}, compute) == {"value": 2}  # other settings: recomputed
+    assert cache.run("y", {"t": (1, 2)}, compute) == {"value": 3}
+    assert cache.run("y", {"t": (1, 2)}, compute) == {"value": 3}  # tuples compare equal after storage
     assert not list((tmp_path / "stages").glob("*.tmp"))
 
 

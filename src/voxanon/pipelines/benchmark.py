@@ -116,6 +116,7 @@ class StageCache:
     def run(self, name: str, settings: dict, compute: Callable[[], Any]) -> Any:
         """The cached result of ``name`` under ``settings``, computing (and saving) it when absent."""
         path = self.root / f"{name}.json"
+        settings = json.loads(json.dumps(settings, default=str))  # compare as stored (tuples become lists)
         if path.is_file():
             saved = json.loads(path.read_text(encoding="utf-8"))
             if saved.get("settings") == settings:

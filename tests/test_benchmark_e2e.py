@@ -1,0 +1,103 @@
+"""The main job end to end: ``voxanon benchmark --quick`` on the offline corpus, its outputs, the report in a
+real browser, and a rerun that reuses every stage."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+SYSTEMS = ("original", "mcadams")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _benchmark(out: Path) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "voxanon", "benchmark", "--quick", "--out", str(out), "--quiet"]
+    for s in SYSTEMS:
+        cmd += ["--system", s]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=2400)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("benchmark")
+    proc = _benchmark(out)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    return out, proc
+
+
+def test_results_cover_every_scenario_gender_and_measure(run):
+    out, proc = run
+    res = json.loads((out / "results.json").read_text())
+    assert res["data"]["synthetic"] is True and res["errors"] == {}
+    assert set(res["systems"]) == set(SYSTEMS)
+    orig, mc = res["systems"]["original"], res["systems"]["mcadams"]
+    assert set(orig["privacy"]) == {"OO", "OA", "AA-lazy", "AA-semi"}
+    assert set(mc["privacy"]) == {"OA", "AA-lazy", "AA-semi"}
+    for system in (orig, mc):
+        for scenario in system["privacy"].values():
+            r = scenario["test"]
+            assert set(r["by_gender"]) == {"f", "m"}
+            for g in r["by_gender"].values():
+                assert 0 <= g["eer"] <= 100 and g["eer_ci"]["low"] <= g["eer"] <= g["eer_ci"]["high"]
+                assert 0 <= g["linkability"] <= 1 and g["min_cllr"] <= 1 + 1e-9
+        assert 0 <= system["wer"]["test"]["wer"] and system["wer"]["test"]["n_scored"] > 0
+        assert 0 <= system["ser"]["uar_mean"] <= 100 and system["ser"]["smoke_test_only"] is True
+    assert mc["rtf"] > 0 and mc["failed_utterances"] == 0
+    q = mc["quality"]
+    assert 1 <= q["dnsmos"]["anonymized"] <= 5 and -1 <= q["rho_f0"] <= 1 and q["gvd_db"] < 0.5
+    # the table printed at the end names both systems and the report
+    assert "report:" in proc.stdout and all(s in proc.stdout for s in SYSTEMS)
+    assert set(res["ranking"]["systems"]) == set(SYSTEMS)
+
+
+def test_tables_and_figures_are_written(run):
+    out, _ = run
+    with (out / "summary.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["system"] for r in rows] == list(SYSTEMS)
+    with (out / "privacy.csv").open() as fh:
+        prows = list(csv.DictReader(fh))
+    assert {(r["system"], r["scenario"], r["gender"]) for r in prows} >= {
+        ("mcadams", "AA-semi", "f"), ("mcadams", "AA-semi", "m"), ("original", "OO", "f")}
+    for name in ("eer_vs_wer", "eer_vs_uar", "det_AA-semi", "det_AA-lazy", "gender_eer", "emotion_recall"):
+        assert (out / "figures" / f"{name}.png").stat().st_size > 1000
+        assert (out / "figures" / f"{name}.svg").read_text().lstrip().startswith("<?xml")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian package chromium is not installed")
+def test_report_loads_every_figure_and_clip_in_chromium(run, tmp_path):
+    out, _ = run
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=15000"]
+    url = (out / "report.html").as_uri()
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120).stdout
+    check = re.search(r'<p id="load-check"[^>]*>', dom)
+    assert check, "report did not render"
+    tag = check.group(0)
+    assert 'data-status="ok"' in tag, dom[check.start():check.start() + 400]
+    assert 'data-images="6"' in tag and 'data-audio="4"' in tag  # 6 figures; 2 utterances x 2 systems
+    shot = out / "report.png"
+    subprocess.run([CHROMIUM, *flags, "--window-size=1300,2400", f"--screenshot={shot}", url],
+                   capture_output=True, timeout=120)
+    assert shot.stat().st_size > 10_000
+
+
+def test_rerun_reuses_every_stage(run):
+    out, _ = run
+    stages = {p.name: p.stat().st_mtime_ns for p in (out / "stages").glob("*.json")}
+    first = json.loads((out / "results.json").read_text())
+    proc = _benchmark(out)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "stages").glob("*.json")} == stages
+    again = json.loads((out / "results.json").read_text())
+    assert again["systems"] == first["systems"]
