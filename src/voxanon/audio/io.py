@@ -10,16 +10,12 @@ from __future__ import annotations
 import io
 import os
 import subprocess
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import soundfile as sf
 import soxr
 
-
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
+from voxanon.atomic import atomic_open
 
 
 class AudioError(Exception):
@@ -110,20 +106,8 @@ def write_wav(path: str | os.PathLike, wav: np.ndarray, sr: int) -> None:
     (plus, at worst, a temporary ``.<name>.<random>.tmp`` that readers must ignore).
     """
     check_waveform(np.asarray(wav), str(path))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file normal permissions
-        with os.fdopen(fd, "wb") as fh:
-            sf.write(fh, to_pcm16(np.asarray(wav)), sr, subtype="PCM_16", format="WAV")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_open(path) as fh:
+        sf.write(fh, to_pcm16(np.asarray(wav)), sr, subtype="PCM_16", format="WAV")
 
 
 def duration(source: str | os.PathLike) -> float:

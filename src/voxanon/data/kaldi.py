@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from voxanon.atomic import write_text
+
 #: every file a data directory may have, in the order they are described above
 FILES = ("wav.scp", "utt2spk", "spk2utt", "spk2gender", "text", "utt2dur", "utt2emo", "spk2fold", "trials")
 GENDERS = ("f", "m")
@@ -230,18 +232,8 @@ def validate_data_dir(data: DataDir, spk2utt: dict[str, list[str]] | None = None
                 raise DataError(f"{at('utt2spk', utt)}: speaker {spk!r} is missing from spk2utt")
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write UTF-8 text through a temporary file and a rename: readers never see half a file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def _write_map(path: Path, table: dict[str, str]) -> None:
-    write_text_atomic(path, "".join(f"{k} {v}\n" for k, v in table.items()))
+    write_text(path, "".join(f"{k} {v}\n" for k, v in table.items()))
 
 
 def write_data_dir(data: DataDir, path: str | os.PathLike) -> Path:
@@ -256,9 +248,9 @@ def write_data_dir(data: DataDir, path: str | os.PathLike) -> Path:
         if table:
             _write_map(path / name, table)
     if data.utt2spk:
-        write_text_atomic(path / "spk2utt", "".join(f"{spk} {' '.join(u)}\n" for spk, u in data.spk2utt.items()))
+        write_text(path / "spk2utt", "".join(f"{spk} {' '.join(u)}\n" for spk, u in data.spk2utt.items()))
     if data.trials:
-        write_text_atomic(
+        write_text(
             path / "trials",
             "".join(f"{t.enroll_spk} {t.utt} {'target' if t.target else 'nontarget'}\n" for t in data.trials),
         )

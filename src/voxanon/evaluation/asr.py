@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from voxanon.atomic import write_text
 from voxanon.audio.io import AudioError, load_audio
 from voxanon.data.kaldi import DataDir
 from voxanon.metrics import ConfidenceInterval, WERResult, wer, wer_ci
@@ -48,11 +48,7 @@ class HypothesisCache:
 
     def put(self, key: str, text: str) -> None:
         """Store a hypothesis."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=self.dir)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, self.dir / f"{key}.txt")
+        write_text(self.dir / f"{key}.txt", text)
 
 
 @dataclass

@@ -30,6 +30,7 @@ from torch import nn
 from voxanon.audio.io import AudioError, load_audio, resample
 from voxanon.data.kaldi import DataDir, DataError
 from voxanon.metrics import compute_eer
+from voxanon.models.checkpoint import save_atomic
 from voxanon.models.ecapa import EcapaConfig, EcapaTdnn, save_ecapa
 from voxanon.models.fbank import Fbank
 from voxanon.progress import Progress
@@ -154,12 +155,6 @@ def _resumable(cfg: TrainConfig) -> dict:
     return {k: v for k, v in asdict(cfg).items() if k != "epochs"}
 
 
-def _atomic_save(obj: dict, path: Path) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
-
-
 def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig = TrainConfig(), *,
                    device: str = "cpu", quiet: bool = False) -> dict:
     """Train (or resume) the attacker ECAPA on ``data``; returns the training summary.
@@ -247,7 +242,7 @@ def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig =
             state["best_eer"] = eer
             save_ecapa(out / "best.pt", model, epoch=epoch, val_eer=eer, speakers=speakers)
         state["epoch"] = epoch
-        _atomic_save({"model": model.state_dict(), "classifier": loss_fn.state_dict(),
+        save_atomic({"model": model.state_dict(), "classifier": loss_fn.state_dict(),
                       "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                       "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
                       "speakers": speakers, "val_utts": val_utts, "train_config": _resumable(cfg), **state}, last)

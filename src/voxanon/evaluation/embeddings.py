@@ -21,11 +21,11 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from voxanon.atomic import atomic_open
 from voxanon.audio.io import AudioError, load_audio
 from voxanon.data.kaldi import DataDir
 from voxanon.models.speaker import SpeakerEncoder
@@ -78,17 +78,8 @@ class EmbeddingCache:
 
     def put(self, key: str, embedding: np.ndarray) -> None:
         """Store an embedding (temporary file, then rename)."""
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".emb.", suffix=".npy", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.save(fh, np.asarray(embedding, dtype=np.float32))
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        with atomic_open(self._path(key)) as fh:
+            np.save(fh, np.asarray(embedding, dtype=np.float32))
 
 
 def extract_embeddings(

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from voxanon.audio.io import check_waveform, resample
+from voxanon.models.checkpoint import save_atomic
 from voxanon.models.fbank import Fbank, FbankConfig
 from voxanon.models.speaker import EncoderError, SpeakerEncoder, file_digest
 
@@ -263,9 +264,7 @@ class EcapaEncoder(SpeakerEncoder):
 
 def save_ecapa(path: str | os.PathLike, model: EcapaTdnn, **extra) -> None:
     """Write ``{"config", "model", **extra}`` atomically (temporary file, then rename)."""
-    tmp = f"{path}.tmp"
-    torch.save({"config": asdict(model.cfg), "model": model.state_dict(), **extra}, tmp)
-    os.replace(tmp, path)
+    save_atomic({"config": asdict(model.cfg), "model": model.state_dict(), **extra}, path)
 
 
 def load_ecapa_checkpoint(path: str | os.PathLike, device: str = "cpu") -> EcapaEncoder:

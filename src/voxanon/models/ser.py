@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 import time
 from abc import ABC, abstractmethod
 from pathlib import Path
@@ -34,6 +33,7 @@ from torch import nn
 
 from voxanon.audio.io import resample
 from voxanon.data.iemocap import EMOTIONS, vpc_emotion
+from voxanon.models.checkpoint import save_atomic
 from voxanon.models.ser_features import N_MELS, LogMel
 from voxanon.progress import Progress
 
@@ -213,23 +213,6 @@ def load_ser(spec: str) -> EmotionRecognizer:
     if kind == "transformers":
         return TransformersSER(source)
     raise SERError(f"SER spec {spec!r}: unknown kind {kind!r} (use 'voxanon' or 'transformers')")
-
-
-def save_atomic(obj: object, path: str | os.PathLike) -> None:
-    """``torch.save`` to a temporary file in the same folder, then rename (never a partial file)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(obj, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _crop_batch(feats: list[torch.Tensor], idx: list[int], frames: int, gen: torch.Generator) -> torch.Tensor:

@@ -18,7 +18,6 @@ from voxanon.metrics.ranking import (
     SystemResult,
     pareto_front,
     performance_matrix,
-    privacy_category,
     rank_systems,
     relative_changes,
 )

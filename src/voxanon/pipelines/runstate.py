@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from voxanon.data.kaldi import FILES, write_text_atomic
+from voxanon.atomic import write_text
+from voxanon.data.kaldi import FILES
 
 RUN_FILE = "voxanon_run.json"
 FAILURES_FILE = "failures.tsv"
@@ -122,7 +123,7 @@ def prepare_output(output_path: Path, settings: dict[str, Any], *, force: bool) 
                 f"{output_path} holds outputs made with other settings (differ in: {', '.join(changed)}); "
                 "use another output folder, or --force to delete those outputs and start over")
         _remove_outputs(output_path)
-    write_text_atomic(run_file, json.dumps(settings, indent=2, sort_keys=True) + "\n")
+    write_text(run_file, json.dumps(settings, indent=2, sort_keys=True) + "\n")
 
 
 def write_failures(output_path: Path, failures: list[tuple[str, str, str]]) -> Path | None:
@@ -132,5 +133,5 @@ def write_failures(output_path: Path, failures: list[tuple[str, str, str]]) -> P
         path.unlink(missing_ok=True)
         return None
     rows = ["utterance\tsource\treason"] + ["\t".join(" ".join(f.split()) for f in row) for row in failures]
-    write_text_atomic(path, "\n".join(rows) + "\n")
+    write_text(path, "\n".join(rows) + "\n")
     return path
