@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 from voxanon import __version__
 from voxanon.anonymizers.registry import available, build
+from voxanon.atomic import write_text
 from voxanon.data.kaldi import DataDir, read_data_dir
 from voxanon.pipelines.layout import Layout, find_layout
 
@@ -127,10 +128,7 @@ class StageCache:
 
     def save(self, name: str, settings: dict, result: Any) -> None:
         """Store ``result`` of stage ``name`` atomically."""
-        path = self.root / f"{name}.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"settings": settings, "result": result}, default=str), encoding="utf-8")
-        tmp.replace(path)
+        write_text(self.root / f"{name}.json", json.dumps({"settings": settings, "result": result}, default=str))
 
 
 class Stages:

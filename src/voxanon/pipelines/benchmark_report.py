@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from voxanon.atomic import atomic_open, write_text
 from voxanon.audio.io import AudioError, load_audio, write_wav
 from voxanon.data.kaldi import read_data_dir
 from voxanon.metrics.ranking import (
@@ -101,8 +102,8 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
     if not rows:
         return
     keys = list(dict.fromkeys(k for r in rows for k in r))
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=keys)
+    with atomic_open(path, "w", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=keys, lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
 
@@ -274,9 +275,7 @@ def write_outputs(out: Path, results: dict) -> Path:
     prows = privacy_rows(results)
     _write_csv(out / "summary.csv", [{k: v for k, v in r.items() if k != "wer_ci"} for r in rows])
     _write_csv(out / "privacy.csv", prows)
-    tmp = out / "results.json.tmp"
-    tmp.write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
-    tmp.replace(out / "results.json")
+    write_text(out / "results.json", json.dumps(results, indent=1, default=str))
     figs = _figures(out, results, rows, rank)
     banner = None
     if results["data"]["synthetic"]:

@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from voxanon.atomic import write_text
+
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1200px;
 color:#1b1b1b;line-height:1.45;padding:0 1em}
@@ -112,8 +114,5 @@ def write_report(path: Path, *, title: str, banner: str | None, sections: Sequen
     parts.append("<h2>Raw results</h2><details><summary>results.json</summary><pre>"
                  + html.escape(json.dumps(results, indent=1, default=str)[:200_000]) + "</pre></details>")
     parts.append(_LOAD_CHECK + "</body></html>")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(parts), encoding="utf-8")
-    tmp.replace(path)
+    write_text(path, "".join(parts))
     return path
