@@ -88,18 +88,13 @@ def test_same_bytes_as_the_local_runner(cluster: str, corpus: tuple[Path, Path],
     assert worker_table(backend.stats, summary.wall_seconds).splitlines()[-1].split()[3:5] == [str(N_UTTS), "0"]
 
 
-@needs_ray
-@pytest.mark.slow
-def test_a_killed_worker_is_restarted_and_its_batches_retried(cluster: str, corpus: tuple[Path, Path],
-                                                               tmp_path: Path) -> None:
+def kill_a_worker_once_output_appears(backend: RayBackend, out: Path) -> list[int]:
+    """Start a thread that SIGKILLs the first actor's process when the first wav exists; returns its pid list."""
     import ray
 
-    data, reference = corpus
-    out = tmp_path / "out"
-    backend = RayBackend(batch_size=2)  # 3 batches of 0.4 s per worker: the kill lands while work remains
     killed: list[int] = []
 
-    def kill_first_worker() -> None:
+    def kill() -> None:
         deadline = time.monotonic() + 60
         while not list(out.glob("wav/*.wav")) and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -107,12 +102,38 @@ def test_a_killed_worker_is_restarted_and_its_batches_retried(cluster: str, corp
         os.kill(pid, signal.SIGKILL)
         killed.append(pid)
 
-    killer = threading.Thread(target=kill_first_worker)
-    killer.start()
+    threading.Thread(target=kill, daemon=True).start()
+    return killed
+
+
+@needs_ray
+@pytest.mark.slow
+def test_a_killed_worker_is_restarted_and_its_batches_retried(cluster: str, corpus: tuple[Path, Path],
+                                                               tmp_path: Path) -> None:
+    data, reference = corpus
+    out = tmp_path / "out"
+    backend = RayBackend(batch_size=2)  # 3 batches of 0.4 s per worker: the kill lands while work remains
+    killed = kill_a_worker_once_output_appears(backend, out)
     summary = anonymize_corpus(data, out, ToyGain(delay=0.2), jobs=2, backend=backend, quiet=True)
-    killer.join()
     assert killed and (summary.done, summary.failed) == (N_UTTS, 0)
     assert len({s.worker for s in backend.stats}) == 3  # two workers, one of them restarted in a new process
+    assert_same_output(out, reference)
+
+
+@needs_ray
+@pytest.mark.slow
+def test_a_worker_lost_for_good_fails_its_batches_only(cluster: str, corpus: tuple[Path, Path],
+                                                        tmp_path: Path) -> None:
+    data, reference = corpus
+    out = tmp_path / "out"
+    backend = RayBackend(batch_size=2, max_retries=0)
+    killed = kill_a_worker_once_output_appears(backend, out)
+    first = anonymize_corpus(data, out, ToyGain(delay=0.2), jobs=2, backend=backend, quiet=True)
+    assert killed and 0 < first.failed < N_UTTS and first.done == N_UTTS - first.failed
+    reasons = [line.split("\t")[2] for line in (out / "failures.tsv").read_text().splitlines()[1:]]
+    assert len(reasons) == first.failed and all(r.startswith("Ray worker lost after 0 restarts") for r in reasons)
+    rerun = anonymize_corpus(data, out, ToyGain(delay=0.2), jobs=1, quiet=True)
+    assert (rerun.done, rerun.skipped, rerun.failed) == (first.failed, first.done, 0)
     assert_same_output(out, reference)
 
 

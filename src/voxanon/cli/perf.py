@@ -57,7 +57,7 @@ def register(commands) -> None:
                    help="anonymizer names, encoder:ge2e, asr:whisper-tiny (default: all)")
     p.add_argument("--devices", nargs="+", metavar="DEV", help="default: cpu, and cuda when present")
     p.add_argument("--budget", type=float, metavar="S", help="seconds of timed calls per target (default 120)")
-    p.add_argument("--scaling-method", default="mcadams", metavar="NAME", help="method of the scaling runs")
+    p.add_argument("--scaling-method", default="world", metavar="NAME", help="method of the scaling runs")
     p.add_argument("--scaling-utterances", type=int, default=24, metavar="N",
                    help="utterances of 5 s in the scaling corpus (default 24)")
     p.add_argument("--no-scaling", action="store_true", help="skip the runner scaling runs")

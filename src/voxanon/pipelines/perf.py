@@ -11,11 +11,15 @@ target's time budget are skipped and listed.
 The process runs single-threaded (``OMP_NUM_THREADS=1``, one torch thread), as
 a runner worker does, so an RTF is the cost of one worker on one core.
 
-Memory is the process's peak resident set size (``ru_maxrss``) read after each
-duration, and its growth over the RSS after loading. RSS covers native
+Memory is the peak resident set size of the process while it works on each
+duration, and that peak's growth over the RSS just before. RSS covers native
 allocations (torch, WORLD, CTranslate2) that ``tracemalloc`` cannot see, and a
-fresh process per target keeps one target's high-water mark out of another's.
-On CUDA the peak of ``torch.cuda.max_memory_allocated`` is reported as well.
+fresh process per target keeps one target's memory out of another's. The
+kernel's high-water mark is reset before each duration (Linux
+``/proc/self/clear_refs``), since otherwise a peak while importing or loading
+would hide the peak of the work; where that is not possible the lifetime peak
+(``ru_maxrss``) is reported. On CUDA the peak of
+``torch.cuda.max_memory_allocated`` is reported as well.
 """
 
 from __future__ import annotations
@@ -69,9 +73,29 @@ def hardware() -> dict[str, Any]:
     return info
 
 
-def _peak_rss_mb() -> float:
-    """Peak resident set size of this process so far (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def _rss_mb(field: str) -> float | None:
+    """``VmRSS`` (now) or ``VmHWM`` (peak) of this process from /proc, in MiB (None elsewhere)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            return next(int(line.split()[1]) / 1024 for line in fh if line.startswith(field + ":"))
+    except (OSError, StopIteration):
+        return None
+
+
+def _reset_peak_rss() -> bool:
+    """Reset the kernel's peak-RSS mark of this process to its current RSS; False where unsupported."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_rss_mb(since_reset: bool) -> float:
+    """Peak RSS since the last reset, or over the process's lifetime (``ru_maxrss``, KiB on Linux)."""
+    peak = _rss_mb("VmHWM") if since_reset else None
+    return peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _build(target: str, device: str) -> tuple[Callable[[np.ndarray, np.random.Generator], Any], int, str]:
@@ -102,7 +126,7 @@ def measure(target: str, durations: Sequence[float], repeats: int, device: str, 
     from voxanon.audio.synthetic import speech_like
 
     cuda = device.startswith("cuda")
-    rss_start = _peak_rss_mb()
+    rss_start = _rss_mb("VmRSS")
     start = time.perf_counter()
     call, sr, kind = _build(target, device)
     torch = sys.modules.get("torch")  # imported by the target if it uses torch (always on CUDA)
@@ -119,23 +143,27 @@ def measure(target: str, durations: Sequence[float], repeats: int, device: str, 
     durations = sorted(durations)
     timed(speech_like(durations[0], sr, seed=99), "warm-up")
     load_s = time.perf_counter() - start
-    rss_loaded = _peak_rss_mb()
+    rss_loaded = _rss_mb("VmRSS")
     rows, skipped, spent, rtf = [], [], 0.0, None
     for seconds in durations:
         if rtf is not None and spent + rtf * seconds * repeats > budget_s:
             skipped.append(seconds)
             continue
         wav = speech_like(seconds, sr, seed=int(seconds))
+        rss_before = _rss_mb("VmRSS") or 0.0
+        since_reset = _reset_peak_rss()
         times = [timed(wav, f"perf-{r}") for r in range(repeats)]
+        peak = _peak_rss_mb(since_reset)
         spent += sum(times)
         rtf = statistics.median(times) / seconds
         row = {"seconds": seconds, "rtf_median": rtf, "rtf_min": min(times) / seconds, "times_s": times,
-               "peak_rss_mb": round(_peak_rss_mb(), 1), "rss_growth_mb": round(_peak_rss_mb() - rss_loaded, 1)}
+               "peak_rss_mb": round(peak, 1), "rss_growth_mb": round(peak - rss_before, 1),
+               "peak_is_lifetime": not since_reset}
         if cuda:
             row["gpu_peak_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
         rows.append(row)
     return {"target": target, "kind": kind, "device": device, "sample_rate": sr, "load_and_warmup_s": load_s,
-            "rss_at_start_mb": round(rss_start, 1), "rss_loaded_mb": round(rss_loaded, 1), "rows": rows,
+            "rss_at_start_mb": rss_start, "rss_loaded_mb": rss_loaded, "rows": rows,
             "skipped_durations": skipped, "error": None}
 
 
@@ -174,6 +202,7 @@ def scaling(method: str, utterances: int, seconds: float, *, jobs: Sequence[int]
     from voxanon.audio.io import write_wav
     from voxanon.audio.synthetic import speech_like
     from voxanon.pipelines.anonymize import anonymize_corpus
+    from voxanon.pipelines.runstate import FAILURES_FILE
 
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="voxanon-scaling-") as tmp:
@@ -184,8 +213,10 @@ def scaling(method: str, utterances: int, seconds: float, *, jobs: Sequence[int]
         def run(backend_name: str, n: int, backend: Any = None) -> None:
             summary = anonymize_corpus(corpus, Path(tmp) / f"{backend_name}-{n}", build(method), jobs=n,
                                        backend=backend, quiet=True)
+            failures = summary.output / FAILURES_FILE
             runs.append({"backend": backend_name, "workers": n, "wall_s": summary.wall_seconds,
                          "audio_s": summary.audio_seconds, "failed": summary.failed,
+                         "first_failure": failures.read_text().splitlines()[1] if summary.failed else None,
                          "throughput_x_real_time": summary.audio_seconds / summary.wall_seconds})
 
         for n in jobs:

@@ -177,9 +177,11 @@ class RayBackend:
             try:
                 worker, busy, results = ray.get(ref)
             except ray.exceptions.RayError as exc:
-                alive.discard(i)
-                yield from _lost(batch, f"Ray worker lost after {self.max_retries} restarts: "
-                                     f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}")
+                reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}"
+                if isinstance(exc, ray.exceptions.RayActorError):  # restarts used up: the worker leaves the pool
+                    alive.discard(i)
+                    reason = f"Ray worker lost after {self.max_retries} restarts: {reason}"
+                yield from _lost(batch, reason)
                 continue
             entry = stats.setdefault(worker, WorkerStats(worker))
             entry.utterances += len(results)
