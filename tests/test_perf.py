@@ -41,5 +41,6 @@ def test_budget_skips_longer_durations() -> None:
 
 
 def test_unavailable_targets_become_errors() -> None:
-    assert "unknown anonymizer 'no-such-method'" in measure_in_subprocess("no-such-method", [1.0], 1, "cpu", 5.0)["error"]
+    unknown = measure_in_subprocess("no-such-method", [1.0], 1, "cpu", 5.0)
+    assert "unknown anonymizer 'no-such-method'" in unknown["error"]
     assert "no device setting" in measure_in_subprocess("mcadams", [1.0], 1, "cuda", 5.0)["error"]

@@ -178,7 +178,7 @@ def measure_in_subprocess(target: str, durations: Sequence[float], repeats: int,
         try:
             proc = subprocess.run([sys.executable, "-m", "voxanon.pipelines.perf", json.dumps(spec)],
                                   env={**os.environ, **SINGLE_THREAD_ENV}, capture_output=True, text=True,
-                                  timeout=timeout)
+                                  timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
             return _failed(target, device, f"timed out after {timeout:.0f} s")
         if proc.returncode != 0 or not out.is_file():
@@ -284,8 +284,9 @@ def format_table(report: dict[str, Any]) -> str:
     """Median RTF per target and duration, peak RSS, then the scaling runs."""
     hw = report["hardware"]
     durations = report["settings"]["durations_s"]
-    lines = [f"hardware: {hw['cpu_model']}, {hw['usable_cpus']} usable of {hw['logical_cpus']} CPUs, "
-             f"GPU: {', '.join(hw.get('gpus') or []) or 'none'}; {report['settings']['repeats']} repeats, 1 thread",
+    gpus = ", ".join(hw.get("gpus") or []) or "none"
+    lines = [(f"hardware: {hw['cpu_model']}, {hw['usable_cpus']} usable of {hw['logical_cpus']} CPUs, GPU: {gpus}; "
+              f"{report['settings']['repeats']} repeats, 1 thread"),
              f"{'target':<20} {'device':<6} {'load s':>7} " + " ".join(f"{f'{d:g} s':>8}" for d in durations)
              + f" {'peak RSS MB':>12} {'growth MB':>10}"]
     for r in report["results"]:
@@ -300,11 +301,14 @@ def format_table(report: dict[str, Any]) -> str:
                      f"{growth:>10.0f}")
     scale = report.get("scaling")
     if scale:
-        lines.append(f"runner scaling: {scale['method']}, {scale['utterances']} utterances x {scale['seconds_each']:g} s")
+        lines.append(f"runner scaling: {scale['method']}, {scale['utterances']} utterances "
+                     f"x {scale['seconds_each']:g} s")
         for r in scale["runs"]:
             ratio = f"{r['ratio_vs_1_job']:.2f}" if r["ratio_vs_1_job"] is not None else "n/a"
             lines.append(f"  {r['backend']:<6} {r['workers']:>3} workers: {r['wall_s']:7.2f} s wall, "
                          f"{r['throughput_x_real_time']:7.1f}x real time, ratio {ratio}")
+            if r["failed"]:
+                lines.append(f"    {r['failed']} failed; first: {r['first_failure']}")
         if scale.get("note"):
             lines.append(f"  {scale['note']}")
     return "\n".join(lines)
