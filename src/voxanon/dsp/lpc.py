@@ -59,6 +59,119 @@ def poly_roots(a: np.ndarray) -> np.ndarray:
     return np.linalg.eigvals(companion).astype(np.complex128, copy=False)
 
 
+#: starting points of the Aberth iteration: radius 0.9 (Burg poles lie inside the unit circle), angles
+#: evenly spaced and turned off the real axis so that no start is real or the conjugate of another
+_ABERTH_RADIUS = 0.9
+_ABERTH_TURN = 0.4
+
+
+def aberth_roots(a: np.ndarray, max_iter: int = 40, tol: float = 1e-7) -> tuple[np.ndarray, np.ndarray]:
+    """Roots of each row's polynomial by the Aberth-Ehrlich iteration, vectorised across rows.
+
+    All rows start from the same points (``p`` points on the circle of radius 0.9)
+    and are stepped together; a row stops once every root's last Aberth step is
+    at most ``tol`` in absolute value (convergence is cubic, so the roots are
+    then exact to rounding), and leaves the active set. Every operation is
+    elementwise along the rows, so a row's roots do not depend on the other rows.
+    Returns ``(roots, converged)``: ``(frames, p)`` complex (NaN where not
+    converged within ``max_iter`` steps or where the iterate stopped being finite)
+    and a ``(frames,)`` bool mask.
+    """
+    n_frames, n_coef = a.shape
+    p = n_coef - 1
+    coef = np.ascontiguousarray((a / a[:, :1]).T)  # (p + 1, frames): monic, frames last
+    start = _ABERTH_RADIUS * np.exp(1j * (2 * np.pi * (np.arange(p) + 0.25) / p + _ABERTH_TURN))
+    z = np.repeat(start[:, None], n_frames, axis=1)  # (p, active frames)
+    roots = np.full((p, n_frames), np.nan + 0j)
+    converged = np.zeros(n_frames, dtype=bool)
+    active = np.arange(n_frames)
+    diagonal = np.arange(p) * (p + 1)
+    for _ in range(max_iter):
+        if not active.size:
+            break
+        c = coef[:, active] if active.size < n_frames else coef
+        # p(z) and p'(z) by Horner
+        val = np.empty_like(z)
+        val[...] = c[0]
+        der = np.zeros_like(z)
+        for j in range(1, p + 1):
+            der *= z
+            der += val
+            val *= z
+            val += c[j]
+        newton = val / der
+        # sum over j != i of 1 / (z_i - z_j), in real single precision (it only steers the step:
+        # the fixed point is p(z) = 0, evaluated in double); axis 0 is j, axis 1 is i
+        re, im = z.real.astype(np.float32), z.imag.astype(np.float32)
+        dre = re[None, :, :] - re[:, None, :]
+        dim = im[None, :, :] - im[:, None, :]
+        inv = dre * dre
+        inv += dim * dim
+        inv.reshape(p * p, -1)[diagonal] = np.inf
+        np.divide(np.float32(1.0), inv, out=inv)
+        dre *= inv
+        dim *= inv
+        step = newton / (1.0 - newton * (dre.sum(axis=0) - 1j * dim.sum(axis=0)))
+        z -= step
+        size = np.abs(step).max(axis=0)
+        done = size <= tol
+        lost = ~np.isfinite(size)
+        if done.any():
+            roots[:, active[done]] = z[:, done]
+            converged[active[done]] = True
+        if done.any() or lost.any():
+            keep = ~(done | lost)
+            active, z = active[keep], z[:, keep]
+    return roots.T, converged
+
+
+def _conjugate_symmetric(roots: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Snap each row's roots to a real polynomial's root set: ``|imag| <= tol * max(1, |z|)`` real,
+    the rest as exact conjugate pairs. Returns ``(roots, ok)``, ``ok`` false where the counts of
+    roots above and below the real axis differ."""
+    p = roots.shape[1]
+    order = np.argsort(-roots.imag, axis=1, kind="stable")
+    z = np.take_along_axis(roots, order, axis=1)  # upper half first, reals, lower half last
+    band = tol * np.maximum(1.0, np.abs(z))
+    n_up = np.count_nonzero(z.imag > band, axis=1)
+    n_down = np.count_nonzero(z.imag < -band, axis=1)
+    idx = np.arange(p)
+    lower = idx >= p - n_up[:, None]
+    real = (idx >= n_up[:, None]) & ~lower
+    mirrored = np.conj(z[:, ::-1])  # position p-1-k holds conj of position k
+    out = np.where(lower, mirrored, z)
+    out = np.where(real, out.real + 0j, out)
+    return out, n_up == n_down
+
+
+def poly_roots_fast(
+    a: np.ndarray, max_iter: int = 40, tol: float = 1e-7, check: float = 1e-12
+) -> tuple[np.ndarray, np.ndarray]:
+    """Roots of each row's polynomial: Aberth iteration, eigenvalues for the rows it does not settle.
+
+    A row's Aberth roots are kept only if (1) every root's last step was at most
+    ``tol``, (2) after snapping near-real roots (``|imag| <= 1e-9 max(1, |z|)``)
+    to the real axis the rest pair up as exact conjugates, and (3) the monic
+    polynomial rebuilt from them matches the row's to ``check * prod(1 + |z_i|)``
+    in every coefficient (the scale of the rounding error of the rebuild; eigenvalue
+    roots reach about 1e-16 of it): a backward error at rounding level, so no root
+    is missed, doubled or stopped short (a cluster of close roots converges only
+    linearly and usually falls back). Any other row gets
+    :func:`poly_roots` (companion eigenvalues). Returns ``(roots, fallback)``:
+    ``(frames, p)`` complex, real roots with imaginary part exactly 0 and complex
+    ones in exact conjugate pairs, and a bool mask of the rows that fell back.
+    """
+    roots, ok = aberth_roots(a, max_iter=max_iter, tol=tol)
+    roots, paired = _conjugate_symmetric(np.where(ok[:, None], roots, 0j), 1e-9)
+    monic = a / a[:, :1]
+    error = np.abs(poly_from_roots(roots) - monic).max(axis=1)
+    ok &= paired & (error <= check * np.prod(1.0 + np.abs(roots), axis=1))
+    fallback = ~ok
+    if fallback.any():
+        roots[fallback] = poly_roots(a[fallback])
+    return roots, fallback
+
+
 def poly_from_roots(roots: np.ndarray) -> np.ndarray:
     """Real polynomial of each row's roots (``np.real(np.poly(row))``), ``(frames, p + 1)``."""
     n_frames, p = roots.shape

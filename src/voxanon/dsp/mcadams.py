@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from voxanon.dsp.lpc import allpole_filter, burg, fir_filter, poly_from_roots, poly_roots
+from voxanon.dsp.lpc import allpole_filter, burg, fir_filter, poly_from_roots, poly_roots_fast
 
 #: added to each windowed frame before LPC analysis, as VPC does
 LPC_EPS = float(np.finfo(np.float32).eps)
@@ -69,7 +69,7 @@ def mcadams_frames(frames: np.ndarray, window: np.ndarray, alpha: float, order: 
     """Transform raw frames ``(F, n)``: window, LPC, pole warp, re-synthesis, window again."""
     windowed = frames * window
     a = burg(windowed + LPC_EPS, order)
-    a_new = poly_from_roots(warp_poles(poly_roots(a), alpha))
+    a_new = poly_from_roots(warp_poles(poly_roots_fast(a)[0], alpha))
     return allpole_filter(a_new, fir_filter(a, windowed)) * window
 
 
