@@ -10,6 +10,7 @@ with ``a[0] = 1``, stored as ``(frames, p + 1)`` arrays.
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 _TINY = np.finfo(np.float64).tiny
 
@@ -185,15 +186,15 @@ def poly_from_roots(roots: np.ndarray) -> np.ndarray:
 def fir_filter(b: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Filter each row of ``x`` with its row of ``b`` (``lfilter(b, 1, row)``, zero initial state).
 
-    Taps are accumulated from the last to the first, the order of scipy's
-    transposed direct form, with elementwise operations only.
+    One ``einsum`` over sliding windows of the zero-padded rows: output sample
+    ``t`` is the dot product of ``x[t - q .. t]`` with the reversed taps, summed
+    in the same order for every row whatever the number of rows.
     """
     q = b.shape[1] - 1
-    out = np.zeros(x.shape)
-    for k in range(q, 0, -1):
-        out[:, k:] += b[:, k : k + 1] * x[:, :-k]
-    out += b[:, :1] * x
-    return out
+    padded = np.zeros((x.shape[0], x.shape[1] + q))
+    padded[:, q:] = x
+    windows = sliding_window_view(padded, q + 1, axis=1)  # (rows, n, q + 1)
+    return np.einsum("ftk,fk->ft", windows, b[:, ::-1])
 
 
 def allpole_filter(a: np.ndarray, x: np.ndarray) -> np.ndarray:

@@ -99,7 +99,7 @@ class McAdamsStream:
         winlen: float = 0.02,
         shift: float = 0.01,
         lp_order: int = 20,
-        max_frames: int = 256,
+        max_frames: int = 512,
     ) -> None:
         if not alpha > 0:
             raise ValueError(f"alpha must be > 0, got {alpha}")
