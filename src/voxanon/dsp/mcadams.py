@@ -34,7 +34,13 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from voxanon.dsp.lpc import allpole_filter, burg, fir_filter, poly_from_roots, poly_roots_fast
+from voxanon.dsp.lpc import (
+    allpole_filter,
+    burg,
+    fir_filter,
+    poly_from_roots,
+    poly_roots_fast,
+)
 
 #: added to each windowed frame before LPC analysis, as VPC does
 LPC_EPS = float(np.finfo(np.float32).eps)
