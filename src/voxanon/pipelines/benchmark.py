@@ -184,6 +184,7 @@ class Benchmark:
         self.out = Path(self.out).resolve()
         self.cache = StageCache(self.out)
         self.errors: dict[str, list[str]] = {}
+        self.synthetic = False  # set from the data layout when the run starts
 
     # -- helpers -----------------------------------------------------------------------------
     def _fail(self, system: str, stage: str, exc: Exception) -> None:
@@ -248,6 +249,7 @@ class Benchmark:
         stages = Stages(7, self.quiet)
         stages.step("data")
         layout = self._layout()
+        self.synthetic = layout.synthetic
         splits = [s for s in self.profile.splits if s in layout.splits] or layout.splits
         systems: dict[str, dict[str, Any]] = {
             s.label: {"method": s.method, "params": s.params, "key": s.key()} for s in self.systems}
@@ -389,11 +391,13 @@ class Benchmark:
         return str(models)
 
     def _ser(self, label: str, emo_dir: str, models: str) -> dict | None:
-        from voxanon.evaluation.ser import evaluate_ser
+        from voxanon.evaluation.ser import SMOKE_TEST_MESSAGE, evaluate_ser
 
         def compute() -> dict:
             res = evaluate_ser(emo_dir, models, quiet=self.quiet)
             res.pop("utterances", None)
+            if self.synthetic and not res["smoke_test_only"]:  # anonymized copies carry no SYNTHETIC marker
+                res.update(smoke_test_only=True, message=SMOKE_TEST_MESSAGE)
             return res
 
         try:
