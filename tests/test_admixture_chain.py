@@ -112,10 +112,12 @@ def test_admixture_config_round_trips_json() -> None:
     assert json.loads(json.dumps(settings))["params"]["components"] == THREE
 
 
-def test_default_admixture_mixes_world_and_mcadams() -> None:
-    if "mcadams" not in registry.available():
-        pytest.skip("mcadams is not registered in this checkout")
-    assert [c.name for c in Admixture().components] == ["world", "mcadams"]
+def test_default_admixture_mixes_cascade_and_world_as_t8_4() -> None:
+    if "cascade" not in registry.available():
+        pytest.skip("cascade is not registered in this checkout")
+    adm = Admixture()
+    assert [c.name for c in adm.components] == ["cascade", "world"]
+    assert [c["p"] for c in adm.config.components] == [0.325, 0.675]
 
 
 # --- chain ---------------------------------------------------------------------------------

@@ -27,10 +27,11 @@ class Admixture(Anonymizer):
     class Config:
         components: tuple[dict, ...] = param(
             (
-                {"method": "world", "params": {}, "p": 0.5},
-                {"method": "mcadams", "params": {}, "p": 0.5},
+                {"method": "cascade", "params": {}, "p": 0.325},
+                {"method": "world", "params": {}, "p": 0.675},
             ),
-            'components as [{"method": name, "params": {...}, "p": probability}, ...]; p must sum to 1',
+            'components as [{"method": name, "params": {...}, "p": probability}, ...]; p must sum to 1 '
+            "(default: T8-4's mix, the ASR-TTS cascade for 32.5 % of utterances, voice conversion for the rest)",
         )
 
         def __post_init__(self) -> None:
