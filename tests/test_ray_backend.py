@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ def test_options_are_checked() -> None:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> str:
+def cluster() -> Iterator[str]:
     """A local Ray instance with 2 CPUs whose workers can import ``conftest``; yields its address."""
     ray = pytest.importorskip("ray", reason='Ray is not installed (pip install "voxanon[ray]")')
     with pytest.MonkeyPatch.context() as env:  # Ray's worker processes inherit it, also for other drivers' jobs
