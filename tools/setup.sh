@@ -23,5 +23,5 @@ fi
 # an unpinned torch would pull a multi-GB CUDA build.
 python3 -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null \
   || python3 -m pip install -q "torch==2.13.0"
-python3 -m pip install -q -e ".[models,dev]"
+python3 -m pip install -q -e ".[models,ray,dev]"
 echo "setup: done ($(python3 -m voxanon --version))"
