@@ -21,26 +21,38 @@ def burg(frames: np.ndarray, order: int) -> np.ndarray:
     The recursion of ``librosa.lpc`` (Marple's formulation, denominator updated
     by recursion, ``tiny`` added to it), so an all-zero row gives ``[1, 0, ..., 0]``
     instead of dividing by zero.
+
+    The forward and backward errors are held frames-last (``(samples, frames)``,
+    contiguous along the frames), so every update is one elementwise pass over
+    contiguous memory and the numerators are one ``einsum`` summing over the
+    samples, in sample order, for each frame: a frame's arithmetic is the same
+    wherever it sits in the stack and however many frames there are. (A single
+    frame is run as two columns: with one column the samples axis would be the
+    contiguous one and numpy would sum it in another order.)
     """
     x = np.asarray(frames, dtype=np.float64)
     if x.ndim != 2 or x.shape[1] <= order:
         raise ValueError(f"burg needs a (frames, n) array with n > order={order}, got shape {x.shape}")
-    fwd = x[:, 1:].copy()
-    bwd = x[:, :-1].copy()
-    den = np.einsum("ij,ij->i", fwd, fwd) + np.einsum("ij,ij->i", bwd, bwd)
-    a = np.zeros((x.shape[0], order + 1))
+    if x.shape[0] == 1:
+        return burg(np.repeat(x, 2, axis=0), order)[:1]
+    n_frames, n = x.shape
+    xt = x.T
+    buffers = (xt[1:].copy(), np.empty((n - 1, n_frames)))  # they take turns holding the forward errors
+    fwd = buffers[0]
+    bwd = xt[:-1].copy()
+    den = np.einsum("ti,ti->i", fwd, fwd) + np.einsum("ti,ti->i", bwd, bwd)
+    a = np.zeros((n_frames, order + 1))
     a[:, 0] = 1.0
     for i in range(order):
-        k = -2.0 * np.einsum("ij,ij->i", bwd, fwd) / (den + _TINY)
-        kc = k[:, None]
-        a[:, 1 : i + 2] += kc * a[:, i::-1]
-        new_fwd = bwd * kc
+        k = -2.0 * np.einsum("ti,ti->i", bwd, fwd) / (den + _TINY)
+        a[:, 1 : i + 2] += k[:, None] * a[:, i::-1]
+        new_fwd = np.multiply(bwd, k, out=buffers[(i + 1) % 2][: n - 1 - i])
         new_fwd += fwd
-        fwd *= kc
+        fwd *= k
         bwd += fwd
-        den = (1.0 - k * k) * den - bwd[:, -1] ** 2 - new_fwd[:, 0] ** 2
-        fwd = new_fwd[:, 1:]
-        bwd = bwd[:, :-1]
+        den = (1.0 - k * k) * den - bwd[-1] ** 2 - new_fwd[0] ** 2
+        fwd = new_fwd[1:]
+        bwd = bwd[:-1]
     return a
 
 
