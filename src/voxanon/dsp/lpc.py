@@ -221,19 +221,25 @@ def fir_filter(b: np.ndarray, x: np.ndarray) -> np.ndarray:
 def allpole_filter(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Filter each row of ``x`` by ``1 / A(z)`` of its row of ``a`` (``lfilter(1, a, row)``, zero state).
 
-    Transposed direct form II, as scipy: a Python loop over the samples of a
-    row (at most a frame), each step elementwise across all rows, so a row's
-    result never depends on the other rows.
+    Transposed direct form II with scipy's arithmetic (``s_i <- s_{i+1} - c_i y``,
+    ``s_{p-1} <- (-c_{p-1}) y``, the same roundings): a Python loop over the samples
+    of a row (at most a frame), each step elementwise across all rows, so a
+    row's result never depends on the other rows. Two state buffers take turns
+    (the shifted update is written straight into the other one, no copy) and
+    every product goes into preallocated memory.
     """
     n_frames, n = x.shape
     p = a.shape[1] - 1
     coef = np.ascontiguousarray((a[:, 1:] / a[:, :1]).T)
+    head, last = coef[:-1], -coef[-1]
     drive = np.ascontiguousarray(x.T / a[:, 0])
     out = np.empty((n, n_frames))
-    state = np.zeros((p, n_frames))
+    states = (np.zeros((p, n_frames)), np.zeros((p, n_frames)))
+    term = np.empty((p - 1, n_frames))
     for t in range(n):
-        y = drive[t] + state[0]
-        out[t] = y
-        state[:-1] = state[1:] - coef[:-1] * y
-        state[-1] = -coef[-1] * y
+        state, new = states[t % 2], states[(t + 1) % 2]
+        y = np.add(drive[t], state[0], out=out[t])
+        np.multiply(head, y, out=term)
+        np.subtract(state[1:], term, out=new[:-1])
+        np.multiply(last, y, out=new[-1])
     return out.T
