@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -143,6 +144,12 @@ def voice_distinctiveness_from_audio(original: list[np.ndarray], anonymized: lis
     return voice_distinctiveness(encoder.embed(original, sr), encoder.embed(anonymized, sr), speakers)
 
 
+@functools.lru_cache(maxsize=4096)
+def _dnsmos_of(source: str) -> dict[str, float]:
+    """DNSMOS of an audio source, computed once per process."""
+    return dnsmos(*load_audio(source))
+
+
 def _paired(orig_dirs: list, anon_dirs: list) -> list[tuple[DataDir, DataDir, str]]:
     """(original data, anonymized data, utterance) for every utterance present in both, per directory pair."""
     pairs = []
@@ -180,7 +187,7 @@ def evaluate_quality(orig_dirs: list, anon_dirs: list, *, max_utts: int = 16, en
     for orig, anon, utt in chosen:
         wo, so = load_audio(orig.wav_scp[utt])
         wa, sa = load_audio(anon.wav_scp[utt])
-        mos_o.append(dnsmos(wo, so))
+        mos_o.append(_dnsmos_of(orig.wav_scp[utt]))  # the same originals recur for every system
         mos_a.append(dnsmos(wa, sa))
         rho.append(f0_correlation(wo, wa, so, sa))
         progress.update(audio_seconds=len(wo) / so)
