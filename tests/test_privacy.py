@@ -2,6 +2,8 @@
 
 import json
 
+import shutil
+
 import numpy as np
 import pytest
 import soundfile as sf
@@ -66,6 +68,8 @@ def corpus(tmp_path):
     trials_m = _write(tmp_path, "trials_m", {"ma-t": [1, 0, 0, 0.1], "mb-t": [0, 0, 0, 1]},
                       {"ma-t": "ma", "mb-t": "mb"}, g,
                       [("ma", "ma-t", True), ("ma", "mb-t", False), ("mb", "ma-t", False), ("mb", "mb-t", True)])
+    # same audio bytes as ma-1 (float WAVs carry a write-time PEAK chunk, so writing twice may differ)
+    shutil.copyfile(enroll / "wav" / "ma-1.wav", trials_m / "wav" / "mb-t.wav")
     return enroll, trials_f, trials_m
 
 
