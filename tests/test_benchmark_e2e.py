@@ -48,7 +48,8 @@ def test_results_cover_every_scenario_gender_and_measure(run):
             assert set(r["by_gender"]) == {"f", "m"}
             for g in r["by_gender"].values():
                 assert 0 <= g["eer"] <= 100 and g["eer_ci"]["low"] <= g["eer"] <= g["eer_ci"]["high"]
-                assert 0 <= g["linkability"] <= 1 and g["min_cllr"] <= 1 + 1e-9
+                # 18 target trials per gender: too few for the linkability histogram
+                assert g["linkability"] is None and g["min_cllr"] <= 1 + 1e-9
         assert 0 <= system["wer"]["test"]["wer"] and system["wer"]["test"]["n_scored"] > 0
         assert 0 <= system["ser"]["uar_mean"] <= 100 and system["ser"]["smoke_test_only"] is True
     assert mc["rtf"] > 0 and mc["failed_utterances"] == 0

@@ -125,6 +125,11 @@ def score_trials(enroll: DataDir, trial_dirs: list[DataDir], encoder: SpeakerEnc
     return TrialScores(*(np.concatenate([getattr(p, f) for p in parts]) for f in TrialScores.__dataclass_fields__))
 
 
+def _finite(x: float) -> float | None:
+    """``x`` as a float, or None when it is NaN (JSON has no NaN)."""
+    return None if np.isnan(x) else float(x)
+
+
 def _thin(x: np.ndarray, n: int) -> list[float]:
     idx = np.unique(np.linspace(0, len(x) - 1, min(n, len(x))).round().astype(int)) if len(x) else []
     return [float(v) for v in np.asarray(x)[idx]]
@@ -150,7 +155,7 @@ def verification_metrics(scores: np.ndarray, target: np.ndarray, enroll_spk: np.
         "rocch_eer": float(rocch_eer(tar, non)),
         "cllr": float(cllr(tar, non)),
         "min_cllr": float(min_cllr(tar, non)),
-        "linkability": float(linkability(tar, non)),
+        "linkability": _finite(linkability(tar, non)),  # None: too few target trials to estimate
         "zebra": {"expected_bits": float(z.expected_bits), "worst_case_log10": float(z.worst_case_log10),
                   "tag": z.tag},
         "det": {"pfa_probit": _thin(pfa, _DET_POINTS), "pmiss_probit": _thin(pmiss, _DET_POINTS)},
@@ -240,7 +245,7 @@ def format_table(results: dict) -> str:
         for g, m in r["by_gender"].items():
             ci = f"[{m['eer_ci']['low']:.1f}, {m['eer_ci']['high']:.1f}]"
             lines.append(f"{name:<9} {g:<6} {m['eer']:6.2f} {ci:>14} {m['rocch_eer']:6.2f} {m['cllr']:7.3f} "
-                         f"{m['min_cllr']:7.3f} {m['linkability']:6.3f} {m['zebra']['expected_bits']:10.4f} "
+                         f"{m['min_cllr']:7.3f} {'n/a' if m['linkability'] is None else format(m['linkability'], '.3f'):>6} {m['zebra']['expected_bits']:10.4f} "
                          f"{m['zebra']['tag']:>4}  {r['encoder']}")
         lines.append(f"{name:<9} {'mean':<6} {r['eer_mean']:6.2f}")
     return "\n".join(lines)

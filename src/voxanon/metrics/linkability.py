@@ -4,6 +4,9 @@ import numpy as np
 
 from voxanon.metrics._scores import as_scores
 
+#: fewest mated scores that give two histogram bins (one per ten scores)
+MIN_MATED = 20
+
 
 def linkability(mated_scores, nonmated_scores, omega: float = 1.0) -> float:
     """Global linkability D<->sys of mated vs non-mated scores, in [0, 1].
@@ -27,7 +30,9 @@ def linkability(mated_scores, nonmated_scores, omega: float = 1.0) -> float:
     -------
     float
         0 when the distributions are indistinguishable, 1 when fully linkable.
-        Also 0 when all scores are equal.
+        Also 0 when all scores are equal. NaN when there are fewer than
+        :data:`MIN_MATED` mated scores: one histogram bin has no density to
+        integrate, and the VPC recipe would report a meaningless 0.
 
     References
     ----------
@@ -40,7 +45,9 @@ def linkability(mated_scores, nonmated_scores, omega: float = 1.0) -> float:
     high = max(mated.max(), nonmated.max())
     if low == high:
         return 0.0
-    n_bins = max(min(mated.size // 10, 100), 1)
+    if mated.size < MIN_MATED:
+        return float("nan")
+    n_bins = min(mated.size // 10, 100)
     edges = np.linspace(low, high, n_bins + 1)
     mated_density = np.histogram(mated, bins=edges, density=True)[0]
     nonmated_density = np.histogram(nonmated, bins=edges, density=True)[0]
