@@ -50,6 +50,9 @@ def summary_rows(results: dict) -> list[dict[str, Any]]:
     """One flat row per system with the headline numbers (primary scenario and split)."""
     split = results["settings"]["primary"]["split"]
     scenario = results["settings"]["primary"]["scenario"]
+    # the original speech's DNSMOS, measured beside every system's (the same utterances)
+    dnsmos_original = next((q for s in results["systems"].values()
+                            if (q := _get(s, "quality", "dnsmos", "original")) is not None), None)
     rows = []
     for name, s in results["systems"].items():
         p = _privacy(s, scenario, split) or {}
@@ -62,7 +65,7 @@ def summary_rows(results: dict) -> list[dict[str, Any]]:
             "mfdr": _get(p, "fairness", "mfdr"),
             "wer": _get(s, "wer", split, "wer"), "wer_ci": _get(s, "wer", split, "wer_ci"),
             "uar": _get(s, "ser", "uar_mean"),
-            "dnsmos": _get(s, "quality", "dnsmos", "anonymized"),
+            "dnsmos": _get(s, "quality", "dnsmos", "anonymized") if s.get("method") else dnsmos_original,
             "rho_f0": _get(s, "quality", "rho_f0"), "gvd": _get(s, "quality", "gvd_db"),
             "rtf": s.get("rtf"),
         })

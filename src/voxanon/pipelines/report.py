@@ -25,7 +25,7 @@ text-align:right} th{background:#eef1f8} td:first-child,th:first-child{text-alig
 .banner{background:#fff4ce;border:1px solid #e0b400;padding:.8em 1em;border-radius:6px;margin:1em 0}
 .figs{display:flex;flex-wrap:wrap;gap:1em} .figs figure{margin:0;flex:1 1 480px}
 .figs img{max-width:100%;border:1px solid #dde} figcaption{font-size:.85em;color:#555}
-.listen td{text-align:center;vertical-align:top} audio{width:190px}
+.listen{overflow-x:auto} .listen td{text-align:center;vertical-align:top} audio{width:190px}
 .small{font-size:.85em;color:#555} pre{background:#f6f7f9;padding:1em;overflow:auto;font-size:.8em}
 """
 
