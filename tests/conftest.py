@@ -6,6 +6,10 @@ whose ``PYTHONPATH`` contains this folder (see :data:`TESTS_DIR`).
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,3 +109,18 @@ def audio_folder(tmp_path: Path) -> Path:
 def read_pcm(path: Path) -> np.ndarray:
     """The int16 samples of a WAV file."""
     return sf.read(path, dtype="int16")[0]
+
+
+def run_cli_killed(args: list[str], out: Path, kill_after: int) -> None:
+    """Start ``voxanon anonymize`` and SIGKILL its whole process group once ``kill_after`` wavs exist."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "voxanon", "anonymize", *args], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while len(list(out.glob("wav/*.wav"))) < kill_after:
+        assert proc.poll() is None, f"run ended before it could be killed: {proc.stderr.read().decode()}"
+        assert time.monotonic() < deadline, "run made no progress"
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc.stderr.close()

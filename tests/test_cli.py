@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import soundfile as sf
 
-from conftest import TESTS_DIR, ToyGain, make_data_dir
+from conftest import TESTS_DIR, ToyGain, make_data_dir, run_cli_killed
 from voxanon.anonymizers.registry import available
 from voxanon.cli import main
 from voxanon.pipelines.anonymize import anonymize_corpus
@@ -82,21 +80,6 @@ def test_failures_exit_1(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureF
     assert cli("--method", TOY, "--quiet", "--jobs", "1", str(data_dir), str(tmp_path / "o")) == 1
     assert "1 utterance(s) failed, see" in capsys.readouterr().err
     assert (tmp_path / "o" / "failures.tsv").read_text().splitlines()[1].startswith("zz-missing\t")
-
-
-def run_cli_killed(args: list[str], out: Path, kill_after: int) -> None:
-    """Start ``voxanon anonymize`` and SIGKILL its whole process group once ``kill_after`` wavs exist."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-m", "voxanon", "anonymize", *args], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while len(list(out.glob("wav/*.wav"))) < kill_after:
-        assert proc.poll() is None, f"run ended before it could be killed: {proc.stderr.read().decode()}"
-        assert time.monotonic() < deadline, "run made no progress"
-        time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    proc.stderr.close()
 
 
 @pytest.mark.slow

@@ -6,7 +6,6 @@ import importlib.util
 import logging
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -14,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import TESTS_DIR, ToyGain, make_data_dir
+from conftest import TESTS_DIR, ToyGain, make_data_dir, run_cli_killed
 
 from voxanon.pipelines.anonymize import anonymize_corpus
 from voxanon.pipelines.ray_backend import RayBackend, worker_table
@@ -138,22 +137,6 @@ def test_a_worker_lost_for_good_fails_its_batches_only(cluster: str, corpus: tup
     assert_same_output(out, reference)
 
 
-def run_cli_killed(args: list[str], out: Path, kill_after: int) -> None:
-    """Start ``voxanon anonymize`` in its own session and SIGKILL it once ``kill_after`` wavs exist."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-m", "voxanon", "anonymize", *args], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while len(list(out.glob("wav/*.wav"))) < kill_after:
-        assert proc.poll() is None, f"run ended before it could be killed: {proc.stderr.read().decode()}"
-        assert time.monotonic() < deadline, "run made no progress"
-        time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    proc.stderr.close()
-    assert 0 < len(list(out.glob("wav/*.wav"))) < N_UTTS
-
-
 @needs_ray
 @pytest.mark.slow
 def test_killed_ray_driver_then_local_resume(cluster: str, corpus: tuple[Path, Path], tmp_path: Path) -> None:
@@ -161,6 +144,7 @@ def test_killed_ray_driver_then_local_resume(cluster: str, corpus: tuple[Path, P
     out = tmp_path / "out"
     run_cli_killed(["--method", TOY, "--param", "delay=0.1", "--backend", "ray", "--address", cluster,
                     "--jobs", "2", "--batch-size", "2", "--quiet", str(data), str(out)], out, kill_after=2)
+    assert 0 < len(list(out.glob("wav/*.wav"))) < N_UTTS
     summary = anonymize_corpus(data, out, ToyGain(delay=0.1), jobs=1, quiet=True)
     assert summary.skipped > 0 and summary.failed == 0
     assert_same_output(out, reference)
@@ -173,6 +157,7 @@ def test_killed_local_run_then_ray_resume(cluster: str, corpus: tuple[Path, Path
     out = tmp_path / "out"
     run_cli_killed(["--method", TOY, "--param", "delay=0.1", "--jobs", "1", "--quiet", str(data), str(out)],
                    out, kill_after=2)
+    assert 0 < len(list(out.glob("wav/*.wav"))) < N_UTTS
     summary = anonymize_corpus(data, out, ToyGain(delay=0.1), jobs=2, backend=RayBackend(batch_size=2), quiet=True)
     assert summary.skipped > 0 and summary.failed == 0
     assert_same_output(out, reference)
