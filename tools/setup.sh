@@ -24,4 +24,6 @@ fi
 python3 -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null \
   || python3 -m pip install -q "torch==2.13.0"
 python3 -m pip install -q -e ".[models,ray,dev]"
+# pyenv puts console scripts on PATH through shims that `python3 -m pip` does not refresh
+if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
 echo "setup: done ($(python3 -m voxanon --version))"
