@@ -118,6 +118,8 @@ def test_default_admixture_mixes_cascade_and_world_as_t8_4() -> None:
     adm = Admixture()
     assert [c.name for c in adm.components] == ["cascade", "world"]
     assert [c["p"] for c in adm.config.components] == [0.325, 0.675]
+    assert adm.needs_model  # the cascade loads an ASR and a voice (Ray reserves GPUs for such methods)
+    assert not Admixture(components=[{"method": "world", "p": 1.0}]).needs_model
 
 
 # --- chain ---------------------------------------------------------------------------------

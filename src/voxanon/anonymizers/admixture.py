@@ -51,6 +51,7 @@ class Admixture(Anonymizer):
     def __init__(self, config: Config | None = None, **params) -> None:
         super().__init__(config, **params)
         self.components = build_specs(self.config.components, "components")
+        self.needs_model = any(c.needs_model for c in self.components)  # e.g. when the cascade is mixed in
         p = np.array([c["p"] for c in self.config.components], dtype=np.float64)
         self.probabilities = p / p.sum()
 

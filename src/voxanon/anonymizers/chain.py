@@ -48,6 +48,7 @@ class Chain(Anonymizer):
     def __init__(self, config: Config | None = None, **params) -> None:
         super().__init__(config, **params)
         self.steps = build_specs(self.config.steps, "steps")
+        self.needs_model = any(s.needs_model for s in self.steps)
 
     def groups(self) -> list[list[int]]:
         """Step indices grouped as they run: fused WORLD runs together, every other step alone."""
