@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from voxanon.pipelines.benchmark import PROFILES, Benchmark, default_systems, parse_system
+from voxanon.pipelines.benchmark_report import summary_rows
 
 
 def run(args: argparse.Namespace) -> int:
@@ -19,18 +20,14 @@ def run(args: argparse.Namespace) -> int:
     results = bench.run()
     out = Path(args.out).resolve()
     rank = results["ranking"]["systems"]
-    split = results["settings"]["primary"]["split"]
-    print(f"\n{'system':<20} {'EER semi %':>10} {'EER lazy %':>10} {'WER %':>7} {'UAR %':>7} {'category':>9}")
-    for name, s in results["systems"].items():
-        def num(v):
-            return f"{v:.2f}" if isinstance(v, (int, float)) else "–"
 
-        semi = (s.get("privacy", {}).get("AA-semi", {}).get(split) or {}).get("eer_mean")
-        lazy_src = s.get("privacy", {}).get("AA-lazy" if s["method"] else "OO", {}).get(split) or {}
-        wer = (s.get("wer", {}).get(split) or {}).get("wer")
-        uar = (s.get("ser") or {}).get("uar_mean")
-        cat = rank.get(name, {}).get("category")
-        print(f"{name:<20} {num(semi):>10} {num(lazy_src.get('eer_mean')):>10} {num(wer):>7} {num(uar):>7} "
+    def num(v):
+        return f"{v:.2f}" if isinstance(v, (int, float)) else "–"
+
+    print(f"\n{'system':<20} {'EER semi %':>10} {'EER lazy %':>10} {'WER %':>7} {'UAR %':>7} {'category':>9}")
+    for r in summary_rows(results):
+        cat = rank.get(r["system"], {}).get("category")
+        print(f"{r['system']:<20} {num(r['eer']):>10} {num(r['eer_lazy']):>10} {num(r['wer']):>7} {num(r['uar']):>7} "
               f"{('>=' + str(cat)) if cat else ('<10' if cat == 0 else '–'):>9}")
     if results["errors"]:
         print(f"\n{len(results['errors'])} system(s) had errors; see {out / 'results.json'}")
