@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     from voxanon import __version__
 
     parser.add_argument("--version", action="version", version=f"voxanon {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
     top = parser.add_subparsers(dest="command", metavar="COMMAND")
     data = top.add_parser("data", help="prepare data sets").add_subparsers(dest="data_command", metavar="SET")
     evaluate = top.add_parser("evaluate", help="privacy and utility evaluation").add_subparsers(
@@ -40,15 +41,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``voxanon`` command; returns the exit status."""
+    """Entry point of the ``voxanon`` command; returns the exit status (see :mod:`voxanon.errors`)."""
+    from voxanon.errors import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE, VoxanonError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
-        return 2
+        return EXIT_USAGE
     try:
         return int(handler(args) or 0)
     except KeyboardInterrupt:
         print("interrupted; finished outputs are kept, rerun the same command to resume", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except VoxanonError as exc:
+        if args.debug:
+            raise
+        print(f"voxanon {args.command}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except Exception as exc:  # a bug: one line naming it, the traceback with --debug
+        if args.debug:
+            raise
+        print(f"voxanon {args.command}: internal error: {type(exc).__name__}: {exc} "
+              "(rerun with --debug for the traceback)", file=sys.stderr)
+        return EXIT_CRASH
