@@ -23,7 +23,7 @@ from voxanon.anonymizers.registry import build
 from voxanon.audio.io import load_audio
 from voxanon.metrics import wer
 from voxanon.models.asr import load_asr
-from voxanon.models.asr_whisper import WhisperBackend
+from voxanon.models.asr.whisper import WhisperBackend
 
 INSTALLED = Path("/usr/share/pocketsphinx/test/data/librivox")
 SHIPPED = Path(__file__).resolve().parents[1] / "tests" / "data" / "librivox"

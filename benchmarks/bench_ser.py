@@ -21,8 +21,9 @@ import numpy as np
 import torch
 
 from voxanon.audio.synthetic import speech_like
-from voxanon.models.ser import CompactSER, CompactSERNet, fit, load_ser
-from voxanon.models.ser_features import LogMel
+from voxanon.models.ser import load_ser
+from voxanon.models.ser.compact import CompactSER, CompactSERNet, fit
+from voxanon.models.ser.features import LogMel
 
 SR = 16000
 IEMOCAP_TRAIN_UTTS, EPOCHS = 4400, 15

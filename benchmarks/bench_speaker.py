@@ -19,8 +19,8 @@ import torch
 
 from voxanon.audio.synthetic import speech_like
 from voxanon.evaluation.privacy import cosine_scores
-from voxanon.models.ecapa import EcapaConfig, EcapaEncoder, EcapaTdnn
-from voxanon.models.ge2e import GE2EEncoder
+from voxanon.models.speaker.ecapa import EcapaConfig, EcapaEncoder, EcapaTdnn
+from voxanon.models.speaker.ge2e import GE2EEncoder
 
 
 def timed(fn, repeat: int = 1) -> float:

@@ -11,7 +11,7 @@ import pytest
 from voxanon.audio.io import load_audio, resample
 from voxanon.metrics import wer
 from voxanon.models.asr import AsrError, load_asr
-from voxanon.models.asr_whisper import WhisperBackend
+from voxanon.models.asr.whisper import WhisperBackend
 
 DATA = Path(__file__).parent / "data" / "librivox"
 

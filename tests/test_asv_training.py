@@ -8,7 +8,7 @@ from voxanon.audio.io import write_wav
 from voxanon.audio.synthetic import speech_like
 from voxanon.data.kaldi import DataDir, DataError
 from voxanon.evaluation.asv_training import AAMSoftmax, TrainConfig, sample_chunks, split_utterances, train_attacker
-from voxanon.models.ecapa import EcapaConfig
+from voxanon.models.speaker.ecapa import EcapaConfig
 from voxanon.models.speaker import load_encoder
 
 torch.set_num_threads(1)

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from voxanon.audio.synthetic import speech_like
-from voxanon.models.ecapa import EcapaConfig, EcapaEncoder, EcapaTdnn, load_ecapa_checkpoint, pad_same, save_ecapa
+from voxanon.models.speaker.ecapa import EcapaConfig, EcapaEncoder, EcapaTdnn, load_ecapa_checkpoint, pad_same, save_ecapa
 from voxanon.models.speaker import EncoderError, load_encoder
 
 torch.set_num_threads(1)

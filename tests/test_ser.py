@@ -16,9 +16,11 @@ from voxanon.cli import main
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir, write_data_dir
 from voxanon.evaluation import ser as ser_eval
 from voxanon.evaluation.ser import evaluate_ser, evaluate_ser_cli, fold_model_path, is_synthetic, train_folds
-from voxanon.models import ser as ser_models
-from voxanon.models.ser import EMOTIONS, CompactSER, CompactSERNet, SERError, fit, load_ser
-from voxanon.models.ser_features import LogMel
+from voxanon.models.ser import compact as ser_models
+from voxanon.data.iemocap import EMOTIONS
+from voxanon.models.ser import SERError, load_ser
+from voxanon.models.ser.compact import CompactSER, CompactSERNet, fit
+from voxanon.models.ser.features import LogMel
 
 torch.set_num_threads(1)
 SR = 16000

@@ -12,7 +12,7 @@ import torch
 
 from voxanon.audio.synthetic import speech_like
 from voxanon.models.speaker import EncoderError, load_encoder
-from voxanon.models.speechbrain_ecapa import load_speechbrain_ecapa
+from voxanon.models.speaker.speechbrain_ecapa import load_speechbrain_ecapa
 
 torch.set_num_threads(1)
 

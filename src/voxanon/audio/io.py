@@ -15,10 +15,11 @@ import numpy as np
 import soundfile as sf
 import soxr
 
+from voxanon.errors import DataError
 from voxanon.atomic import atomic_open
 
 
-class AudioError(Exception):
+class AudioError(DataError):
     """An audio source that cannot be used; the message names it and says why."""
 
 

@@ -51,7 +51,7 @@ def run_privacy(args: argparse.Namespace) -> int:
 
 def run_train(args: argparse.Namespace) -> int:
     from voxanon.evaluation.asv_training import TrainConfig, train_attacker
-    from voxanon.models.ecapa import EcapaConfig
+    from voxanon.models.speaker.ecapa import EcapaConfig
 
     model = EcapaConfig.full(padding_mode="zeros") if args.full else EcapaConfig()
     if args.channels:

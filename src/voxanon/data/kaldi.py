@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from voxanon.errors import DataError  # noqa: F401  (re-exported)
 from voxanon.atomic import write_text
 
 #: every file a data directory may have, in the order they are described above
@@ -32,10 +33,6 @@ _MAPS = (
     ("utt2emo", "utt2emo"),
     ("spk2fold", "spk2fold"),
 )
-
-
-class DataError(Exception):
-    """A malformed or inconsistent data directory."""
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from voxanon.audio.io import AudioError, load_audio, resample
 from voxanon.data.kaldi import DataDir, DataError
 from voxanon.metrics import compute_eer
 from voxanon.models.checkpoint import save_atomic
-from voxanon.models.ecapa import EcapaConfig, EcapaTdnn, save_ecapa
+from voxanon.models.speaker.ecapa import EcapaConfig, EcapaTdnn, save_ecapa
 from voxanon.models.fbank import Fbank
 from voxanon.progress import Progress
 

@@ -37,8 +37,9 @@ from voxanon.audio.io import AudioError, load_audio, resample
 from voxanon.data.iemocap import EMOTIONS, vpc_emotion
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.metrics import mean_over_folds, uar
-from voxanon.models.ser import CompactSER, EmotionRecognizer, SERError, fit, load_ser
-from voxanon.models.ser_features import LogMel
+from voxanon.models.ser import EmotionRecognizer, SERError, load_ser
+from voxanon.models.ser.compact import CompactSER, fit
+from voxanon.models.ser.features import LogMel
 from voxanon.progress import Progress
 
 SMOKE_TEST_MESSAGE = ("Offline data has no real emotional speech; the offline corpus's acted prosodic "
@@ -127,7 +128,7 @@ def _select_folds(data: DataDir, folds: list[str] | None) -> list[str]:
 def train_folds(data_dir: str | os.PathLike, out_dir: str | os.PathLike, *, folds: list[str] | None = None,
                 epochs: int = 15, batch_size: int = 32, channels: int = 128, seed: int = 0,
                 quiet: bool = False) -> dict:
-    """Train one :class:`~voxanon.models.ser.CompactSER` per fold on original data.
+    """Train one :class:`~voxanon.models.ser.compact.CompactSER` per fold on original data.
 
     Features are computed once for all folds. A fold whose checkpoint exists
     is skipped; an interrupted fold resumes from its last finished epoch.

@@ -18,16 +18,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from voxanon.errors import RunError  # noqa: F401  (re-exported)
 from voxanon.atomic import write_text
 from voxanon.data.kaldi import FILES
 
 RUN_FILE = "voxanon_run.json"
 FAILURES_FILE = "failures.tsv"
 LOCK_FILE = ".voxanon.lock"
-
-
-class RunError(Exception):
-    """A run that must not start (unsafe paths, foreign or mismatched output folder)."""
 
 
 def _within(child: Path, parent: Path) -> bool:

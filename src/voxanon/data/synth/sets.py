@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from voxanon.errors import DataError
 from voxanon.data.kaldi import DataDir, Trial
 from voxanon.data.synth.seeding import unit
 from voxanon.data.synth.sentences import Sentence
@@ -43,7 +44,7 @@ EMOTIONS = {
 RATE_JITTER = 0.08
 
 
-class CorpusPlanError(Exception):
+class CorpusPlanError(DataError):
     """The installed voices cannot supply the requested corpus size."""
 
 

@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from voxanon.audio.io import to_pcm16
-from voxanon.models.asr import AsrBackend, AsrError, WordTiming
+from voxanon.models.asr.base import AsrBackend, AsrError, WordTiming
 
 #: pronunciation-variant suffix, e.g. ``was(2)``
 _VARIANT = re.compile(r"\(\d+\)$")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from voxanon.models.asr import AsrBackend, AsrError
+from voxanon.models.asr.base import AsrBackend, AsrError
 
 
 def _source_id(source: str) -> str:

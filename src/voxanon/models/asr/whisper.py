@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from voxanon.models.asr import AsrBackend, AsrError, WordTiming
+from voxanon.models.asr.base import AsrBackend, AsrError, WordTiming
 
 #: Whisper's window: 30 s of audio, 3000 feature frames
 _WINDOW_SECONDS = 30.0

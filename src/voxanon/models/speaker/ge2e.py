@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from voxanon.audio.io import check_waveform, resample
-from voxanon.models.speaker import EncoderError, SpeakerEncoder, file_digest
+from voxanon.models.speaker.base import EncoderError, SpeakerEncoder, file_digest
 
 #: partial utterances per second and minimum coverage of the last one (resemblyzer's defaults)
 _RATE, _MIN_COVERAGE = 1.3, 0.75

@@ -1,7 +1,7 @@
 """ECAPA-TDNN speaker embedding network (Desplanques et al., 2020) and its encoder wrapper.
 
 Module and parameter names follow speechbrain's ``ECAPA_TDNN`` so its
-checkpoints load as they are (see :mod:`voxanon.models.speechbrain_ecapa`).
+checkpoints load as they are (see :mod:`voxanon.models.speaker.speechbrain_ecapa`).
 Every layer takes per-utterance frame counts: "same" padding is applied at
 each utterance's own end (zeros, or a reflection as speechbrain does), the SE
 means and the attentive statistics pooling ignore padded frames, so an
@@ -21,7 +21,7 @@ from torch import nn
 from voxanon.audio.io import check_waveform, resample
 from voxanon.models.checkpoint import save_atomic
 from voxanon.models.fbank import Fbank, FbankConfig
-from voxanon.models.speaker import EncoderError, SpeakerEncoder, file_digest
+from voxanon.models.speaker.base import EncoderError, SpeakerEncoder, file_digest
 
 
 @dataclass(frozen=True)

@@ -1,30 +1,10 @@
-"""Speech emotion recognition (SER) models behind one interface.
-
-Two kinds, both loaded with :func:`load_ser`:
-
-``voxanon:<checkpoint.pt>``
-    :class:`CompactSER`, our own network trained with :func:`fit` (one per
-    IEMOCAP fold, see :mod:`voxanon.evaluation.ser`).
-``transformers:<local dir or hub name>``
-    :class:`TransformersSER`, any transformers audio-classification
-    checkpoint (e.g. SUPERB ER ``superb/wav2vec2-base-superb-er``, labels
-    neu/hap/ang/sad). Its labels are mapped to the four VPC classes with
-    :data:`voxanon.data.iemocap.EMOTION_ALIASES` (neu/neutral → neu;
-    hap/happy/happiness/exc/excited → hap; ang/angry/anger → ang;
-    sad/sadness → sad); other labels are excluded (their probability mass is
-    dropped and the rest renormalised) and listed in ``excluded_labels``.
-
-Every model returns probabilities over :data:`voxanon.data.iemocap.EMOTIONS`
-(``neu``, ``sad``, ``ang``, ``hap``) and predicts in batches of similar-length
-utterances (sorted by length, so little padding is computed).
-"""
+"""The compact SER network trained here (one per IEMOCAP fold) and its training loop."""
 
 from __future__ import annotations
 
 import math
 import os
 import time
-from abc import ABC, abstractmethod
 from pathlib import Path
 
 import numpy as np
@@ -32,40 +12,13 @@ import torch
 from torch import nn
 
 from voxanon.audio.io import resample
-from voxanon.data.iemocap import EMOTIONS, vpc_emotion
+from voxanon.data.iemocap import EMOTIONS
 from voxanon.models.checkpoint import save_atomic
-from voxanon.models.ser_features import N_MELS, LogMel
+from voxanon.models.ser.base import EmotionRecognizer, SERError, length_batches
+from voxanon.models.ser.features import N_MELS, LogMel
 from voxanon.progress import Progress
 
 CHECKPOINT_FORMAT = "voxanon-ser/1"
-
-
-class SERError(Exception):
-    """An SER model that cannot be loaded or used; the message says why."""
-
-
-def _length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
-    """Indices grouped into batches of similar length (longest first)."""
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
-
-
-class EmotionRecognizer(ABC):
-    """Predicts one of the four VPC emotion classes per utterance."""
-
-    name: str
-    labels: tuple[str, ...] = EMOTIONS
-
-    @abstractmethod
-    def predict_proba(self, wavs: list[np.ndarray], sr: int, *, batch_size: int = 16) -> np.ndarray:
-        """Class probabilities, shape ``(len(wavs), 4)``, columns in :attr:`labels` order."""
-
-    def predict(self, wavs: list[np.ndarray], sr: int, *, batch_size: int = 16) -> list[str]:
-        """The most probable class of each utterance."""
-        if not wavs:
-            return []
-        proba = self.predict_proba(wavs, sr, batch_size=batch_size)
-        return [self.labels[i] for i in proba.argmax(axis=1)]
 
 
 class CompactSERNet(nn.Module):
@@ -156,63 +109,9 @@ class CompactSER(EmotionRecognizer):
     def predict_proba(self, wavs: list[np.ndarray], sr: int, *, batch_size: int = 16) -> np.ndarray:
         wavs = [resample(np.asarray(w, dtype=np.float32), sr, self.sample_rate) for w in wavs]
         out = np.zeros((len(wavs), len(self.labels)), dtype=np.float32)
-        for idx in _length_batches([len(w) for w in wavs], batch_size):
+        for idx in length_batches([len(w) for w in wavs], batch_size):
             out[idx] = torch.softmax(self.logits([wavs[i] for i in idx]), dim=1).numpy()
         return out
-
-
-class TransformersSER(EmotionRecognizer):
-    """A transformers audio-classification checkpoint with labels mapped to the VPC classes."""
-
-    def __init__(self, source: str):
-        from transformers import AutoFeatureExtractor, AutoModelForAudioClassification
-
-        local = Path(source).is_dir()
-        try:
-            self.extractor = AutoFeatureExtractor.from_pretrained(source, local_files_only=local)
-            self.model = AutoModelForAudioClassification.from_pretrained(source, local_files_only=local).eval()
-        except (OSError, ValueError) as exc:
-            raise SERError(f"cannot load transformers audio-classification model {source!r}: {exc}") from exc
-        self.name = f"transformers:{source}"
-        self.sample_rate = int(getattr(self.extractor, "sampling_rate", 16000))
-        id2label = {int(k): str(v) for k, v in self.model.config.id2label.items()}
-        n_out = self.model.config.num_labels
-        self.mapping = np.zeros((n_out, len(EMOTIONS)), dtype=np.float32)
-        self.excluded_labels: list[str] = []
-        for i in range(n_out):
-            emo = vpc_emotion(id2label.get(i, ""))
-            if emo is None:
-                self.excluded_labels.append(id2label.get(i, str(i)))
-            else:
-                self.mapping[i, EMOTIONS.index(emo)] = 1.0
-        self.missing_classes = [e for j, e in enumerate(EMOTIONS) if not self.mapping[:, j].any()]
-        if len(self.missing_classes) == len(EMOTIONS):
-            raise SERError(f"{source}: none of the model's labels {sorted(id2label.values())} "
-                           f"maps to the VPC classes {EMOTIONS}")
-
-    def predict_proba(self, wavs: list[np.ndarray], sr: int, *, batch_size: int = 16) -> np.ndarray:
-        wavs = [resample(np.asarray(w, dtype=np.float32), sr, self.sample_rate) for w in wavs]
-        out = np.zeros((len(wavs), len(self.labels)), dtype=np.float32)
-        for idx in _length_batches([len(w) for w in wavs], batch_size):
-            inputs = self.extractor([wavs[i] for i in idx], sampling_rate=self.sample_rate,
-                                    padding=True, return_tensors="pt")
-            with torch.inference_mode():
-                proba = torch.softmax(self.model(**inputs).logits.float(), dim=1).numpy()
-            mass = proba @ self.mapping
-            out[idx] = mass / np.maximum(mass.sum(axis=1, keepdims=True), 1e-12)
-        return out
-
-
-def load_ser(spec: str) -> EmotionRecognizer:
-    """Load an SER from ``"voxanon:<checkpoint.pt>"`` or ``"transformers:<dir or hub name>"``."""
-    kind, sep, source = spec.partition(":")
-    if not sep or not source:
-        raise SERError(f"SER spec {spec!r}: expected 'voxanon:<checkpoint.pt>' or 'transformers:<dir or name>'")
-    if kind == "voxanon":
-        return CompactSER.load(source)
-    if kind == "transformers":
-        return TransformersSER(source)
-    raise SERError(f"SER spec {spec!r}: unknown kind {kind!r} (use 'voxanon' or 'transformers')")
 
 
 def _crop_batch(feats: list[torch.Tensor], idx: list[int], frames: int, gen: torch.Generator) -> torch.Tensor:
@@ -246,7 +145,7 @@ def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.Path
     Parameters
     ----------
     feats : list of tensor ``(n_mels, T)``
-        Training features (from :class:`~voxanon.models.ser_features.LogMel`);
+        Training features (from :class:`~voxanon.models.ser.features.LogMel`);
         float16 storage is fine (batches are converted to float32).
     targets : list of int
         Class indices into :data:`EMOTIONS`.

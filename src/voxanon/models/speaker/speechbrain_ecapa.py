@@ -3,7 +3,7 @@
 The checkpoint is a plain state dict whose names (``blocks.0.conv.conv.weight``,
 ``blocks.1.res2net_block.blocks.0.conv.conv.weight``, ``asp.tdnn.conv.conv.weight``,
 ``asp_bn.norm.running_mean``, ``fc.conv.weight``, ...) are those of
-:class:`voxanon.models.ecapa.EcapaTdnn`. The architecture is read from the
+:class:`voxanon.models.speaker.ecapa.EcapaTdnn`. The architecture is read from the
 tensor shapes (channels, kernel sizes, Res2Net scale, SE and attention sizes,
 embedding size); dilations are not stored in the file and default to
 speechbrain's ``[1, 2, 3, 4, 1]``. Convolutions pad by reflection and the
@@ -18,9 +18,9 @@ import os
 
 import torch
 
-from voxanon.models.ecapa import EcapaConfig, EcapaEncoder, EcapaTdnn
+from voxanon.models.speaker.ecapa import EcapaConfig, EcapaEncoder, EcapaTdnn
 from voxanon.models.fbank import FbankConfig
-from voxanon.models.speaker import EncoderError, file_digest
+from voxanon.models.speaker.base import EncoderError, file_digest
 
 
 def config_from_state_dict(sd: dict[str, torch.Tensor], dilations: tuple[int, ...] | None = None) -> EcapaConfig:

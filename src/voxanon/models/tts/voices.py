@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from abc import ABC, abstractmethod
 
@@ -84,15 +83,3 @@ class CommandLineTts(TtsVoice):
     def synthesize(self, text: str, *, rate: float = 1.0) -> tuple[np.ndarray, int]:
         return cli_tts.synthesize(self.engine, self.voice, text, rate=rate)
 
-
-@functools.lru_cache(maxsize=4)
-def load_tts(spec: str = "piper", *, threads: int = 0) -> TtsVoice:
-    """Load a voice once per process: ``piper``, ``espeak-ng[:<voice>]``, ``flite:<voice>``, ``festival:<voice>``."""
-    if spec == "piper":
-        return PiperTts(threads=threads)
-    engine, _, voice = spec.partition(":")
-    if engine == "espeak-ng":
-        return CommandLineTts(engine, voice or "en-us")
-    if engine in cli_tts.ENGINES and voice:
-        return CommandLineTts(engine, voice)
-    raise TtsError(f"unknown TTS voice {spec!r}; use piper, espeak-ng[:<voice>], flite:<voice> or festival:<voice>")

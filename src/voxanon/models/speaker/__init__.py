@@ -1,0 +1,42 @@
+"""Speaker encoders behind one interface, and ``load_encoder(spec)``.
+
+Specs
+-----
+``ge2e``
+    The GE2E LSTM whose weights ship inside the ``resemblyzer`` wheel (offline).
+``ecapa:<checkpoint.pt>``
+    An ECAPA-TDNN trained with ``voxanon attacker train``.
+``speechbrain:<embedding_model.ckpt>``
+    speechbrain's ``spkrec-ecapa-voxceleb`` embedding model, without speechbrain.
+"""
+
+from __future__ import annotations
+
+import os
+
+from voxanon.models.speaker.base import EncoderError, SpeakerEncoder, file_digest
+
+__all__ = ["EncoderError", "SpeakerEncoder", "file_digest", "load_encoder"]
+
+
+def load_encoder(spec: str, device: str = "cpu") -> SpeakerEncoder:
+    """Build the encoder named by ``spec`` (see the module docstring) on ``device``."""
+    kind, _, arg = spec.partition(":")
+    if kind == "ge2e" and not arg:
+        from voxanon.models.speaker.ge2e import GE2EEncoder
+
+        return GE2EEncoder(device=device)
+    if kind in ("ecapa", "speechbrain") and arg:
+        if not os.path.isfile(arg):
+            raise EncoderError(f"{kind} checkpoint not found: {arg}")
+        if kind == "ecapa":
+            from voxanon.models.speaker.ecapa import load_ecapa_checkpoint
+
+            return load_ecapa_checkpoint(arg, device=device)
+        from voxanon.models.speaker.speechbrain_ecapa import load_speechbrain_ecapa
+
+        return load_speechbrain_ecapa(arg, device=device)
+    raise EncoderError(
+        f"unknown speaker encoder spec {spec!r}: use 'ge2e', 'ecapa:<checkpoint.pt>' "
+        "or 'speechbrain:<embedding_model.ckpt>'"
+    )
