@@ -3,19 +3,30 @@
 A process killed at any moment leaves either the previous file or the complete
 new one, never a partial file under the final name; at worst a temporary
 ``.<name>.<random>.tmp`` remains, which readers ignore and the runner cleans.
+:func:`write_texts` writes a set of files as one step: every file goes to a
+temporary first, and only when all are on disk are they renamed, so an error
+while writing (a full disk) leaves the previous set as it was.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
+
+
+def _temporary(path: Path) -> tuple[int, str]:
+    """A new temporary sibling of ``path`` with normal permissions (its folder created): (fd, name)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600
+    return fd, tmp
 
 
 @contextmanager
@@ -26,10 +37,8 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb", encoding: str | None 
     and ``path`` is untouched.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temporary(path)
     try:
-        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file normal permissions
         with os.fdopen(fd, mode, encoding=encoding) as fh:
             yield fh
             fh.flush()
@@ -45,3 +54,32 @@ def write_text(path: str | os.PathLike, text: str) -> None:
     """Write UTF-8 text atomically."""
     with atomic_open(path, "w", encoding="utf-8") as fh:
         fh.write(text)
+
+
+def write_texts(files: Mapping[Path, str | None]) -> None:
+    """Write several UTF-8 files as one step; ``None`` deletes that file (after the others are in place).
+
+    All contents are written to temporaries and flushed first; on any error the
+    temporaries are removed and no file is replaced. Then each is renamed into place.
+    """
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, text in files.items():
+            if text is None:
+                continue
+            fd, tmp = _temporary(path)
+            staged.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+    except BaseException:
+        for tmp, _ in staged:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise
+    for tmp, path in staged:
+        os.replace(tmp, path)
+    for path, text in files.items():
+        if text is None:
+            path.unlink(missing_ok=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import subprocess
 
 import numpy as np
@@ -63,6 +64,9 @@ def load_audio(source: str | os.PathLike, *, allow_silent: bool = True) -> tuple
         else:
             if not os.path.exists(text):
                 raise AudioError(f"audio file not found: {text}")
+            if not stat.S_ISREG(os.stat(text).st_mode):  # a FIFO or device would block or never end
+                raise AudioError(f"not a regular file (a FIFO, device or folder): {text}; "
+                                 "give an audio file, or a command ending in '|' in wav.scp")
             data, sr = sf.read(text, dtype="float32", always_2d=True)
     except AudioError:
         raise
@@ -107,8 +111,10 @@ def write_wav(path: str | os.PathLike, wav: np.ndarray, sr: int) -> None:
     (plus, at worst, a temporary ``.<name>.<random>.tmp`` that readers must ignore).
     """
     check_waveform(np.asarray(wav), str(path))
+    encoded = io.BytesIO()  # encode in memory: a write error (disk full) then raises here, not in a cffi callback
+    sf.write(encoded, to_pcm16(np.asarray(wav)), sr, subtype="PCM_16", format="WAV")
     with atomic_open(path) as fh:
-        sf.write(fh, to_pcm16(np.asarray(wav)), sr, subtype="PCM_16", format="WAV")
+        fh.write(encoded.getbuffer())
 
 
 def duration(source: str | os.PathLike) -> float:

@@ -7,11 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from voxanon.anonymizers.registry import build
-from voxanon.data.kaldi import DataError
-from voxanon.pipelines.anonymize import LEVELS, anonymize_corpus, output_dir_for, summary_line
-from voxanon.pipelines.ray_backend import RayBackend, worker_table
-from voxanon.pipelines.runstate import FAILURES_FILE, RUN_FILE, RunError
+from voxanon.errors import EXIT_CRASH, EXIT_OK, EXIT_PARTIAL, ConfigError
+from voxanon.pipelines.runstate import FAILURES_FILE, LEVELS, RUN_FILE, WARNINGS_FILE
 
 DESCRIPTION = f"""\
 Anonymize every utterance of INPUT, a Kaldi data directory (has wav.scp) or a
@@ -25,10 +22,15 @@ copied; a folder is mirrored as <relative path>.wav. The output may not be, or
 lie inside, the input.
 
 Rerunning the same command resumes: finished wavs are kept, the rest (and
-earlier failures) are redone. Failed utterances are listed in {FAILURES_FILE}
-and make the exit status 1. The settings (method, parameters, seed, level,
-input, voxanon version) are kept in {RUN_FILE}; a run with other settings is
-refused unless --force, which first deletes all previous outputs.
+earlier failures) are redone, and so are outputs whose input changed since
+(size, modification time or pipe command). Failed utterances are listed in
+{FAILURES_FILE} and make the exit status {EXIT_PARTIAL}; a full disk stops the run
+(exit {EXIT_CRASH}; free space and rerun). Outputs above full scale go through a
+peak limiter (--no-limiter: clip them instead); clipping and truncated WAV
+inputs are listed per utterance in {WARNINGS_FILE}. The settings (method,
+parameters, seed, level, limiter, input, voxanon version) are kept in
+{RUN_FILE}; a run with other settings is refused unless --force, which first
+deletes all previous outputs. Exit status: see the README (0 ok, 5 some failed, 2 usage, 3 data, 1 crash).
 
 --method takes a registered name (see `voxanon list`) or the import path
 package.module:Class of an Anonymizer subclass that is not registered.
@@ -42,47 +44,52 @@ def _params(args: argparse.Namespace) -> dict:
         try:
             params = json.loads(Path(args.config).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise ValueError(f"--config {args.config}: {exc}") from None
+            raise ConfigError(f"--config {args.config}: {exc}") from None
         if not isinstance(params, dict):
-            raise ValueError(f"--config {args.config}: expected a JSON object of parameters")
+            raise ConfigError(f"--config {args.config}: expected a JSON object of parameters")
     for item in args.param:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise ValueError(f"--param {item!r}: expected NAME=VALUE")
+            raise ConfigError(f"--param {item!r}: expected NAME=VALUE")
         params[key] = value
     return params
 
 
-def _backend(args: argparse.Namespace) -> RayBackend | None:
-    """The Ray backend when asked for; its options are errors with the local one."""
+def _backend(args: argparse.Namespace):
+    """The Ray backend when asked for (None: local); its options are errors with the local one."""
     if args.backend == "ray":
+        from voxanon.pipelines.ray_backend import RayBackend
+
         return RayBackend(address=args.address, batch_size=args.batch_size, num_gpus=args.gpus_per_worker)
     given = [name for name in ("address", "batch_size", "gpus_per_worker") if getattr(args, name) is not None]
     if given:
-        raise ValueError(f"--{given[0].replace('_', '-')} needs --backend ray")
+        raise ConfigError(f"--{given[0].replace('_', '-')} needs --backend ray")
     return None
 
 
 def run(args: argparse.Namespace) -> int:
+    from voxanon.anonymizers.registry import build
+    from voxanon.pipelines.anonymize import anonymize_corpus, output_dir_for, summary_line
+
+    backend = _backend(args)
     try:
-        backend = _backend(args)
         anonymizer = build(args.method, _params(args))
-        output = output_dir_for(args.input, args.output, args.suffix)
-        summary = anonymize_corpus(args.input, output, anonymizer, seed=args.seed, level=args.level,
-                                   jobs=args.jobs, force=args.force, quiet=args.quiet, backend=backend)
-    except (KeyError, ValueError, RunError, DataError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"voxanon anonymize: error: {message}", file=sys.stderr)
-        return 2
+    except (KeyError, ValueError) as exc:  # unknown method or bad parameter
+        raise ConfigError(exc.args[0] if exc.args else str(exc)) from None
+    output = output_dir_for(args.input, args.output, args.suffix)
+    summary = anonymize_corpus(args.input, output, anonymizer, seed=args.seed, level=args.level, jobs=args.jobs,
+                               force=args.force, quiet=args.quiet, backend=backend, limiter=not args.no_limiter)
     if not args.quiet:
         if backend is not None and backend.stats:
+            from voxanon.pipelines.ray_backend import worker_table
+
             print(worker_table(backend.stats, summary.wall_seconds), file=sys.stderr)
         print(summary_line(summary), file=sys.stderr)
     if summary.failed:
         print(f"voxanon anonymize: {summary.failed} utterance(s) failed, see {output / FAILURES_FILE}; "
               "rerun the same command to retry them", file=sys.stderr)
-        return 1
-    return 0
+        return EXIT_PARTIAL
+    return EXIT_OK
 
 
 def register(commands) -> None:
@@ -105,6 +112,8 @@ def register(commands) -> None:
                    help="GPUs per Ray worker for methods that need a model (default 1 if the cluster has GPUs)")
     p.add_argument("--suffix", metavar="S", help="write to OUTPUT/<input name>S instead of OUTPUT")
     p.add_argument("--force", action="store_true", help="replace outputs made with other settings")
+    p.add_argument("--no-limiter", action="store_true",
+                   help="clip outputs above full scale instead of limiting their peaks (reported either way)")
     p.add_argument("--quiet", action="store_true", help="no progress or summary output")
     p.add_argument("input", metavar="INPUT", help="data directory or folder of audio files")
     p.add_argument("output", metavar="OUTPUT", help="output folder (parent folder with --suffix)")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from voxanon.errors import DataError  # noqa: F401  (re-exported)
-from voxanon.atomic import write_text
+from voxanon.atomic import write_texts
 
 #: every file a data directory may have, in the order they are described above
 FILES = ("wav.scp", "utt2spk", "spk2utt", "spk2gender", "text", "utt2dur", "utt2emo", "spk2fold", "trials")
@@ -229,26 +229,25 @@ def validate_data_dir(data: DataDir, spk2utt: dict[str, list[str]] | None = None
                 raise DataError(f"{at('utt2spk', utt)}: speaker {spk!r} is missing from spk2utt")
 
 
-def _write_map(path: Path, table: dict[str, str]) -> None:
-    write_text(path, "".join(f"{k} {v}\n" for k, v in table.items()))
+def data_dir_texts(data: DataDir) -> dict[str, str]:
+    """File name -> content of every non-empty table of ``data`` (``spk2utt`` derived from ``utt2spk``)."""
+    texts = {name: "".join(f"{k} {v}\n" for k, v in getattr(data, attr).items())
+             for name, attr in _MAPS if getattr(data, attr)}
+    if data.utt2spk:
+        texts["spk2utt"] = "".join(f"{spk} {' '.join(u)}\n" for spk, u in data.spk2utt.items())
+    if data.trials:
+        texts["trials"] = "".join(f"{t.enroll_spk} {t.utt} {'target' if t.target else 'nontarget'}\n"
+                                  for t in data.trials)
+    return texts
 
 
 def write_data_dir(data: DataDir, path: str | os.PathLike) -> Path:
     """Write every non-empty table of ``data`` to ``path`` (``spk2utt`` derived from ``utt2spk``).
 
-    Each file is replaced atomically; a table that is empty leaves an existing file untouched.
+    The files are written as one step (all to temporaries, then renamed; on an
+    error none is replaced); a table that is empty leaves an existing file untouched.
     """
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    for name, attr in _MAPS:
-        table = getattr(data, attr)
-        if table:
-            _write_map(path / name, table)
-    if data.utt2spk:
-        write_text(path / "spk2utt", "".join(f"{spk} {' '.join(u)}\n" for spk, u in data.spk2utt.items()))
-    if data.trials:
-        write_text(
-            path / "trials",
-            "".join(f"{t.enroll_spk} {t.utt} {'target' if t.target else 'nontarget'}\n" for t in data.trials),
-        )
+    write_texts({path / name: text for name, text in data_dir_texts(data).items()})
     return path

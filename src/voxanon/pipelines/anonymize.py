@@ -1,99 +1,96 @@
 """Anonymize a corpus: a Kaldi data directory or a plain folder of audio files.
 
 Layout
-    A data directory ``X`` gives ``<output>/wav/<utt>.wav`` plus the data-directory
-    files: ``wav.scp`` rewritten with absolute paths, ``utt2dur`` measured on the
-    outputs, the other files copied. Only utterances with an output are listed,
-    so the output is always a valid data directory. A plain folder is mirrored
-    as ``<output>/<relative path without extension>.wav``. Relative paths in
+    A data directory ``X`` gives ``<output>/wav/<name>.wav`` plus the
+    data-directory files: ``wav.scp`` rewritten with absolute paths,
+    ``utt2dur`` measured on the outputs, the other files copied. Only
+    utterances with an output are listed, so the output is always a valid data
+    directory. A plain folder is mirrored as ``<output>/<relative path without
+    extension>.wav``. ``<name>`` is the utterance id when it makes a safe file
+    name; an id that does not (longer than file names may be, containing ``/``,
+    starting with ``.``) becomes a readable prefix plus a hash of the id
+    (:func:`output_name`); ``wav.scp`` keeps the id. Relative paths in
     ``wav.scp`` are taken from the current directory, as in Kaldi.
 Randomness
     Each utterance gets ``utterance_rng(seed, utt)``; at ``level="speaker"`` the
     key is its speaker (from ``utt2spk``), so all of a speaker's utterances get
-    the same generator. Outputs do not depend on worker count or resumption.
-Crash safety
-    Wavs are written atomically (temporary file + rename), so an output wav that
-    exists is finished: a rerun skips it and retries everything else, including
-    earlier failures. The data-directory files and ``failures.tsv`` are rewritten
-    atomically at the end of every run. A run killed at any moment leaves no
-    partial output under a final name; leftover temporaries are deleted by the
-    next run. The settings live in ``voxanon_run.json`` (see
-    :mod:`voxanon.pipelines.runstate`).
-Parallelism
-    ``jobs > 1`` uses a pool of spawned processes, each building its own
-    anonymizer once from ``(type(anonymizer), anonymizer.config)`` (so the class
-    must be importable); work goes out in chunks with a bounded number in flight,
-    and only small result records come back, so memory does not grow with the
-    corpus. ``jobs=1`` runs in this process with the given instance. As with any
-    spawned pool, a script that calls this with ``jobs > 1`` needs the
-    ``if __name__ == "__main__":`` guard.
+    the same generator. Outputs do not depend on worker count, backend or resumption.
+Resumption
+    Wavs are written atomically (temporary file + rename) and recorded in the
+    output record (:mod:`voxanon.pipelines.runstate`) with what they were made
+    from. A rerun keeps an output whose source is unchanged and redoes the
+    rest: missing outputs, earlier failures, outputs whose input changed since
+    (size, modification time or pipe command; the resume line says how many)
+    and unrecorded ones. Leftover temporaries are deleted.
+Metadata
+    The data-directory files, ``failures.tsv``, ``warnings.tsv`` (clipping and
+    truncated inputs per utterance, see :mod:`voxanon.pipelines.worker`) and
+    the compacted output record are written at the end of every run as one
+    step: all to temporaries, then renamed; if that fails (a full disk) the
+    previous set stays.
+Failures
+    Before any work the output folders are created and test-written; a path
+    that cannot be is an error naming it. One bad utterance is a failure listed
+    in ``failures.tsv``; a full disk (or quota, or read-only file system) stops
+    the run with a :class:`RunError` that says to free space and rerun, which
+    then finishes to the same bytes as an uninterrupted run.
+Backends
+    The tasks run on a :class:`voxanon.pipelines.backend.Backend`: local
+    processes by default, or Ray. ``jobs`` is the number of worker processes.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import hashlib
 import os
-import pickle
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import TextIO
 
-import numpy as np
 import soundfile as sf
 
 from voxanon import __version__
-from voxanon.anonymizers.base import Anonymizer, utterance_rng
-from voxanon.audio.io import load_audio, resample, write_wav
-from voxanon.data.folder import mirrored_path, scan_audio_folder
-from voxanon.data.kaldi import DataDir, read_data_dir, write_data_dir
+from voxanon.anonymizers.base import Anonymizer
+from voxanon.atomic import write_texts
+from voxanon.data.folder import scan_audio_folder
+from voxanon.data.kaldi import FILES, DataDir, data_dir_texts, read_data_dir
+from voxanon.errors import ConfigError
+from voxanon.pipelines.backend import Backend, LocalBackend
 from voxanon.pipelines.runstate import (
+    DONE_FILE,
+    FAILURES_FILE,
+    LEVELS,
+    WARNINGS_FILE,
     RunError,
     check_paths,
     check_sources,
+    check_writable,
+    input_stamp,
+    make_folders,
+    matches,
     output_lock,
     prepare_output,
-    write_failures,
+    read_records,
+    record_line,
+    tsv,
 )
+from voxanon.pipelines.worker import FATAL_WRITE_ERRNOS, Result, Task
 from voxanon.progress import Progress
 
-LEVELS = ("utterance", "speaker")
-
-
-class Job(NamedTuple):
-    """One utterance to anonymize: id, source (path or pipe), output file, RNG key."""
-
-    utt: str
-    source: str
-    out: Path
-    key: str
-
-
-class Result(NamedTuple):
-    """Outcome of one job: seconds of input and output audio, or the reason it failed."""
-
-    job: Job
-    in_seconds: float
-    out_seconds: float
-    error: str | None
-
-
-class Backend(Protocol):
-    """Another executor of the jobs, e.g. :class:`voxanon.pipelines.ray_backend.RayBackend`."""
-
-    def run(self, todo: list[Job], anonymizer: Anonymizer, seed: int | str, *,
-            jobs: int | None, quiet: bool) -> Iterator[Result]:
-        """Results of ``todo`` (written by the backend's workers with ``write_wav``), in any order."""
-        ...
+#: longest file-name stem (bytes) used as is: 255 less ".wav" and the temporary's ".<name>.<8 chars>.tmp"
+MAX_STEM_BYTES = 200
 
 
 @dataclass(frozen=True)
 class RunSummary:
-    """What a run did; ``rtf`` is wall seconds per second of audio processed (None if none)."""
+    """What a run did; ``rtf`` is wall seconds per second of audio processed (None if none).
+
+    ``redone`` counts outputs made again because their input changed (or they had no record);
+    ``warned`` counts outputs with a warning (listed in ``warnings.tsv``).
+    """
 
     done: int
     skipped: int
@@ -102,6 +99,8 @@ class RunSummary:
     wall_seconds: float
     rtf: float | None
     output: Path
+    redone: int = 0
+    warned: int = 0
 
 
 def output_dir_for(input_path: str | os.PathLike, output: str | os.PathLike, suffix: str | None) -> Path:
@@ -110,8 +109,21 @@ def output_dir_for(input_path: str | os.PathLike, output: str | os.PathLike, suf
     return output / f"{Path(input_path).resolve().name}{suffix}" if suffix else output
 
 
-def _plan(input_path: Path, output_path: Path, level: str) -> tuple[list[Job], DataDir | None]:
-    """Every job of the corpus (data directory or folder), and the data directory if any."""
+def output_name(name: str) -> str:
+    """A safe file-name stem for ``name``: itself when it is one, else a readable prefix plus a hash.
+
+    Unsafe: longer than :data:`MAX_STEM_BYTES` in UTF-8, containing ``/`` or a
+    NUL, starting with ``.`` (hidden; also the runner's temporaries), or empty.
+    """
+    raw = name.encode("utf-8", errors="surrogateescape")
+    if name and len(raw) <= MAX_STEM_BYTES and "/" not in name and "\0" not in name and not name.startswith("."):
+        return name
+    readable = raw[:100].decode("utf-8", errors="ignore").replace("/", "_").replace("\0", "_").lstrip(".")
+    return f"{readable}-{hashlib.sha256(raw).hexdigest()[:16]}"
+
+
+def _plan(input_path: Path, output_path: Path, level: str) -> tuple[list[Task], DataDir | None]:
+    """Every task of the corpus (data directory or folder), and the data directory if any."""
     if (input_path / "wav.scp").is_file():
         if (input_path / "segments").exists():
             raise RunError(f"{input_path}/segments: segmented recordings are not supported; "
@@ -119,99 +131,60 @@ def _plan(input_path: Path, output_path: Path, level: str) -> tuple[list[Job], D
         data = read_data_dir(input_path)
         if level == "speaker" and not data.utt2spk:
             raise RunError(f"{input_path}: --level speaker needs utt2spk")
-        for utt in data.wav_scp:
-            if "/" in utt:
-                line = data.lines.get("wav.scp", {}).get(utt, "?")
-                raise RunError(f"{input_path}/wav.scp:{line}: utterance id {utt!r} contains '/', "
-                               "which cannot be an output file name")
         wav_dir = output_path / "wav"
-        jobs = [Job(utt, source, wav_dir / f"{utt}.wav", data.utt2spk[utt] if level == "speaker" else utt)
-                for utt, source in data.wav_scp.items()]
-        return jobs, data
+        tasks = [Task(utt, source, wav_dir / f"{output_name(utt)}.wav",
+                      data.utt2spk[utt] if level == "speaker" else utt)
+                 for utt, source in data.wav_scp.items()]
+        return tasks, data
     if level == "speaker":
         raise RunError(f"{input_path}: --level speaker needs a data directory with utt2spk, not a plain folder")
     files = scan_audio_folder(input_path)
-    return [Job(utt, str(path), mirrored_path(output_path, utt), utt) for utt, path in files.items()], None
+    tasks = []
+    for utt, path in files.items():
+        folder, _, name = utt.rpartition("/")
+        tasks.append(Task(utt, str(path), output_path / folder / f"{output_name(name)}.wav", utt))
+    return tasks, None
 
 
-def _anonymize_one(anonymizer: Anonymizer, job: Job, seed: int | str) -> Result:
-    """Load, resample if needed, anonymize and write one utterance; errors become a failed Result."""
-    try:
-        wav, sr = load_audio(job.source)
-        in_seconds = len(wav) / sr
-        if anonymizer.sample_rate and sr != anonymizer.sample_rate:
-            wav, sr = resample(wav, sr, anonymizer.sample_rate), anonymizer.sample_rate
-        out, out_sr = anonymizer.anonymize(wav, sr, utterance_rng(seed, job.key))
-        out = np.asarray(out)
-        write_wav(job.out, out, int(out_sr))
-        return Result(job, in_seconds, len(out) / int(out_sr), None)
-    except Exception as exc:  # one bad utterance must not stop the corpus
-        return Result(job, 0.0, 0.0, f"{type(exc).__name__}: {exc}")
+def _resume(tasks: list[Task], output_path: Path) -> tuple[list[Task], dict[str, str], list[str]]:
+    """(tasks to run, stamp of every task's source, utterances whose kept-looking output is redone).
+
+    An output is kept only when its record matches its source now; other existing outputs are deleted first,
+    so a redo that fails leaves no stale output behind.
+    """
+    records = read_records(output_path)
+    stamps = {task.utt: input_stamp(task.source) for task in tasks}
+    todo, redone = [], []
+    for task in tasks:
+        if not task.out.is_file():
+            todo.append(task)
+        elif not matches(records.get(task.utt), task.source, stamps[task.utt]):
+            task.out.unlink()
+            redone.append(task.utt)
+            todo.append(task)
+    return todo, stamps, redone
 
 
-_worker_anonymizer: Anonymizer | None = None
-
-
-def _init_worker(cls: type[Anonymizer], config: object) -> None:
-    """Pool initializer: build this worker's anonymizer once; one intra-op thread per worker."""
-    global _worker_anonymizer
-    _worker_anonymizer = cls(config)
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)
-
-
-def _run_chunk(jobs: list[Job], seed: int | str) -> list[Result]:
-    assert _worker_anonymizer is not None, "worker used without _init_worker"
-    return [_anonymize_one(_worker_anonymizer, job, seed) for job in jobs]
-
-
-def _run_pool(todo: list[Job], anonymizer: Anonymizer, seed: int | str, workers: int) -> Iterator[Result]:
-    """Results of ``todo`` from a process pool, in completion order, with a bounded number of chunks in flight."""
-    try:
-        pickle.dumps((type(anonymizer), anonymizer.config))
-    except Exception as exc:
-        raise RunError(f"anonymizer {anonymizer.name!r} cannot be sent to worker processes ({exc}); "
-                       "define its class at module level or use jobs=1") from None
-    size = max(1, min(32, len(todo) // (workers * 8)))
-    chunks = iter([todo[i:i + size] for i in range(0, len(todo), size)])
-    context = multiprocessing.get_context("spawn")  # fork is unsafe with threads, CUDA and torch
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                             initargs=(type(anonymizer), anonymizer.config)) as pool:
-        in_flight: dict[Future, list[Job]] = {}
-        while True:
-            for chunk in chunks:
-                try:
-                    in_flight[pool.submit(_run_chunk, chunk, seed)] = chunk
-                except BrokenProcessPool as exc:
-                    yield from _lost(chunk, exc)
-                if len(in_flight) >= 2 * workers:
-                    break
-            if not in_flight:
-                return
-            finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-            for future in finished:
-                chunk = in_flight.pop(future)
-                try:
-                    yield from future.result()
-                except BrokenProcessPool as exc:
-                    yield from _lost(chunk, exc)
-
-
-def _lost(chunk: Iterable[Job], exc: BaseException) -> Iterator[Result]:
-    """Failed results for jobs whose worker process died."""
-    for job in chunk:
-        yield Result(job, 0.0, 0.0, "worker process died (out of memory, a crash in native code, or a script "
-                     f"calling anonymize_corpus without an `if __name__ == '__main__':` guard?): {exc}")
-
-
-def _write_data_dir(data: DataDir, jobs: list[Job], out_seconds: dict[str, float], output_path: Path) -> None:
-    """Data-directory files for the utterances that have an output (durations read from the wavs if not known)."""
-    done = [job for job in jobs if job.out.is_file()]
-    out = data.subset([job.utt for job in done])
-    out.wav_scp = {job.utt: str(job.out.resolve()) for job in done}
-    out.utt2dur = {job.utt: f"{out_seconds.get(job.utt) or sf.info(str(job.out)).duration:.4f}" for job in done}
-    write_data_dir(out, output_path)
+def _metadata(data: DataDir | None, tasks: list[Task], out_seconds: dict[str, float], output_path: Path,
+              failures: list[Result]) -> dict[Path, str | None]:
+    """Every metadata file of the output folder (None: to delete), from the outputs now present and their records."""
+    records = read_records(output_path)
+    done = [task for task in tasks if task.out.is_file() and task.utt in records]
+    files: dict[Path, str | None] = {}
+    if data is not None:
+        out = data.subset([task.utt for task in done])
+        out.wav_scp = {task.utt: str(task.out.resolve()) for task in done}
+        out.utt2dur = {task.utt: f"{out_seconds.get(task.utt) or sf.info(str(task.out)).duration:.4f}"
+                       for task in done}
+        texts = data_dir_texts(out) if done else {}
+        files.update({output_path / name: texts.get(name) for name in FILES})
+    files[output_path / FAILURES_FILE] = tsv("utterance\tsource\treason",
+                                             ((r.task.utt, r.task.source, r.error or "") for r in failures))
+    files[output_path / WARNINGS_FILE] = tsv("utterance\tsource\twarning",
+                                             ((t.utt, t.source, w) for t in done for w in records[t.utt]["warnings"]))
+    files[output_path / DONE_FILE] = "".join(record_line(t.utt, t.source, records[t.utt]["stamp"],
+                                                         records[t.utt]["warnings"]) for t in done) or None
+    return files
 
 
 def anonymize_corpus(
@@ -225,6 +198,7 @@ def anonymize_corpus(
     force: bool = False,
     quiet: bool = False,
     backend: Backend | None = None,
+    limiter: bool = True,
 ) -> RunSummary:
     """Anonymize every utterance of ``input_path`` into ``output_path`` (see the module notes).
 
@@ -235,10 +209,11 @@ def anonymize_corpus(
     anonymizer : the method, already configured
     seed : global seed of the per-utterance RNGs
     level : ``"utterance"`` or ``"speaker"`` (RNG keyed by speaker; needs ``utt2spk``)
-    jobs : worker processes (default: all usable cores; 1 runs in this process)
+    jobs : worker processes (default: the backend's: all usable cores locally; 1 runs in this process)
     force : replace an output folder made with other settings
     quiet : no progress output
-    backend : run the jobs there instead of in local processes (``jobs`` is then its worker count)
+    backend : where the tasks run (default :class:`voxanon.pipelines.backend.LocalBackend`)
+    limiter : limit output peaks above full scale instead of clipping them (a recorded setting)
 
     Returns
     -------
@@ -247,58 +222,123 @@ def anonymize_corpus(
 
     Raises
     ------
-    RunError, DataError
-        Before anything is written: unsafe paths, bad input, mismatched output.
+    ConfigError, RunError, DataError
+        Before anything is written: bad arguments, unsafe or unwritable paths, bad input, mismatched output.
+    RunError
+        The disk filled up (or the file system refused writes) during the run.
     """
     start = time.monotonic()
     input_path, output_path = Path(input_path), Path(output_path)
     if level not in LEVELS:
-        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+        raise ConfigError(f"level must be one of {LEVELS}, got {level!r}")
     if jobs is not None and jobs < 1:
-        raise ValueError(f"jobs must be at least 1, got {jobs}")
+        raise ConfigError(f"jobs must be at least 1, got {jobs}")
     if not input_path.exists():
         raise RunError(f"input {input_path} does not exist")
     check_paths(input_path, output_path)
-    all_jobs, data = _plan(input_path, output_path, level)
+    tasks, data = _plan(input_path, output_path, level)
     if data is not None:
         check_sources(list(data.wav_scp.values()), output_path)
     settings = {**anonymizer.settings(), "class": f"{type(anonymizer).__module__}:{type(anonymizer).__qualname__}",
-                "seed": seed, "level": level, "input": str(input_path.resolve()), "voxanon": __version__}
-    with output_lock(output_path):
-        prepare_output(output_path, settings, force=force)
-        todo = [job for job in all_jobs if not job.out.is_file()]
-        skipped = len(all_jobs) - len(todo)
-        workers = min(jobs or len(os.sched_getaffinity(0)), max(len(todo), 1))
-        if skipped and not quiet:
-            print(f"{skipped} of {len(all_jobs)} utterances already done in {output_path}; skipping them",
-                  file=sys.stderr)
-        progress = Progress(len(todo), f"anonymize {anonymizer.name}", quiet=quiet)
-        if backend is not None:
-            results: Iterable[Result] = backend.run(todo, anonymizer, seed, jobs=jobs, quiet=quiet)
-        elif workers == 1:
-            results = (_anonymize_one(anonymizer, job, seed) for job in todo)
-        else:
-            results = _run_pool(todo, anonymizer, seed, workers)
-        failures: list[tuple[str, str, str]] = []
-        out_seconds: dict[str, float] = {}
-        for result in results:
-            if result.error is None:
-                out_seconds[result.job.utt] = result.out_seconds
-            else:
-                failures.append((result.job.utt, result.job.source, result.error))
-            progress.update(audio_seconds=result.in_seconds, failed=result.error is not None)
-        progress.close()
-        if data is not None:
-            _write_data_dir(data, all_jobs, out_seconds, output_path)
-        write_failures(output_path, failures)
+                "seed": seed, "level": level, "input": str(input_path.resolve()), "limiter": limiter,
+                "voxanon": __version__}
+    with output_lock(output_path) as lock_fd:
+        try:
+            make_folders(sorted({task.out.parent for task in tasks}))
+            check_writable(output_path, {task.out.parent for task in tasks[:1]})
+            prepare_output(output_path, settings, force=force)
+            todo, stamps, redone = _resume(tasks, output_path)
+            if not quiet:
+                print(_resume_line(len(tasks), len(todo), redone, output_path), file=sys.stderr)
+            with open(output_path / DONE_FILE, "a", encoding="utf-8") as journal:
+                failures, out_seconds, progress = _execute(
+                    (backend or LocalBackend()).run(todo, anonymizer, seed, jobs=jobs, quiet=quiet,
+                                                    limiter=limiter, lock_fd=lock_fd),
+                    len(todo), stamps, journal, f"anonymize {anonymizer.name}", quiet)
+            fatal = next((r for r in failures if r.fatal), None)
+            try:
+                write_texts(_metadata(data, tasks, out_seconds, output_path, [r for r in failures if not r.fatal]))
+            except OSError as exc:
+                if fatal is None:
+                    raise
+            if fatal is not None:
+                raise RunError(f"{fatal.error}; finished outputs are kept: free space (or fix the file system) "
+                               "and rerun the same command to finish")
+        except OSError as exc:  # the file system refused a write of the runner itself
+            raise RunError(f"{exc.strerror or exc} while writing {exc.filename or output_path}; finished outputs "
+                           "are kept: fix that (free space, permissions) and rerun the same command") from None
     wall = time.monotonic() - start
     audio = progress.audio_seconds
-    return RunSummary(done=len(todo) - len(failures), skipped=skipped, failed=len(failures), audio_seconds=audio,
-                      wall_seconds=wall, rtf=wall / audio if audio > 0 else None, output=output_path)
+    warned = sum(bool(r) for r in _warnings(output_path, tasks))
+    return RunSummary(done=len(out_seconds), skipped=len(tasks) - len(todo), failed=len(failures),
+                      audio_seconds=audio, wall_seconds=wall, rtf=wall / audio if audio > 0 else None,
+                      output=output_path, redone=len(redone), warned=warned)
+
+
+def _warnings(output_path: Path, tasks: list[Task]) -> Iterator[list[str]]:
+    records = read_records(output_path)
+    for task in tasks:
+        if task.utt in records:
+            yield records[task.utt]["warnings"]
+
+
+def _resume_line(total: int, todo: int, redone: list[str], output_path: Path) -> str:
+    """What a run will do: all, or what it keeps and what it redoes (and why)."""
+    kept = total - todo
+    if not kept and not redone:
+        return f"{total} utterances to anonymize into {output_path}"
+    line = f"{kept} of {total} utterances already done in {output_path}, kept; {todo} to do"
+    if redone:
+        shown = ", ".join(redone[:5]) + (f", ... ({len(redone) - 5} more)" if len(redone) > 5 else "")
+        line += f", of which {len(redone)} redone because their input changed since (or had no record): {shown}"
+    return line
+
+
+def _execute(results: Iterable[Result], total: int, stamps: dict[str, str], journal: TextIO, desc: str,
+             quiet: bool) -> tuple[list[Result], dict[str, float], Progress]:
+    """Consume results: record each output as it finishes, report warnings, stop at the first fatal one.
+
+    Returns (failures, output seconds per utterance, the progress counter).
+    """
+    failures: list[Result] = []
+    out_seconds: dict[str, float] = {}
+    progress = Progress(total, desc, quiet=quiet)
+    shown = 0
+    iterator = iter(results)
+    try:
+        for result in iterator:
+            if result.error is None:
+                try:
+                    journal.write(record_line(result.task.utt, result.task.source, stamps[result.task.utt],
+                                              result.warnings))
+                    journal.flush()
+                    out_seconds[result.task.utt] = result.out_seconds
+                except OSError as exc:
+                    failures.append(result._replace(error=f"cannot record {result.task.out}: {exc.strerror}",
+                                                    fatal=exc.errno in FATAL_WRITE_ERRNOS))
+                for warning in result.warnings:
+                    if not quiet and shown < 10:
+                        print(f"warning: {result.task.utt}: {warning}", file=sys.stderr)
+                    shown += 1
+            else:
+                failures.append(result)
+            progress.update(audio_seconds=result.in_seconds, failed=result.error is not None)
+            if failures and failures[-1].fatal:
+                break
+    finally:
+        close = getattr(iterator, "close", None)
+        if close is not None:
+            close()  # stops the backend's workers when we left early
+    progress.close()
+    if shown > 10 and not quiet:
+        print(f"... {shown - 10} more warnings", file=sys.stderr)
+    return failures, out_seconds, progress
 
 
 def summary_line(summary: RunSummary) -> str:
     """One human-readable line describing a run."""
     rtf = f"RTF {summary.rtf:.4f}" if summary.rtf is not None else "RTF n/a"
-    return (f"done {summary.done}, skipped {summary.skipped}, failed {summary.failed}; "
+    extra = f", redone {summary.redone}" if summary.redone else ""
+    warned = f"; {summary.warned} with warnings (see {WARNINGS_FILE})" if summary.warned else ""
+    return (f"done {summary.done}, skipped {summary.skipped}{extra}, failed {summary.failed}{warned}; "
             f"{summary.audio_seconds:.1f} s of audio in {summary.wall_seconds:.1f} s ({rtf}); output {summary.output}")

@@ -15,6 +15,12 @@ Fault tolerance
     output. A batch still lost after that becomes failed results (listed in
     ``failures.tsv``; rerunning the command retries them) and its actor leaves
     the pool.
+Lifetime
+    Actors are owned by the driver (the run), so Ray ends them when it ends;
+    an actor on the driver's machine also watches the driver's pid
+    (:func:`voxanon.pipelines.worker.hold_lifeline`) and exits within half a
+    second of its death, so no actor keeps writing after the run was killed.
+    An actor cannot hold the output lock (it is not the driver's child).
 Resources
     Each actor reserves one CPU. When the method ``needs_model`` and the cluster
     has GPUs, each actor also reserves ``num_gpus`` (default 1; a fraction such
@@ -39,8 +45,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voxanon.anonymizers.base import Anonymizer
-from voxanon.pipelines.anonymize import Job, Result, _init_worker, _run_chunk
-from voxanon.pipelines.runstate import RunError
+from voxanon.errors import ConfigError, RunError
+from voxanon.pipelines.backend import check_picklable, lost
+from voxanon.pipelines.worker import Result, Task, Worker, hold_lifeline
 
 #: batches queued on each actor at a time: one running, one waiting (hides the round trip)
 IN_FLIGHT_PER_WORKER = 2
@@ -72,20 +79,22 @@ class WorkerStats:
 
 
 class BatchWorker:
-    """Body of a Ray actor: one anonymizer, built once, run over batches of jobs."""
+    """Body of a Ray actor: a :class:`Worker` that ends with the run's driver when it shares its machine."""
 
-    def __init__(self, cls: type[Anonymizer], config: object) -> None:
-        _init_worker(cls, config)
+    def __init__(self, cls: type[Anonymizer], config: object, limiter: bool, driver: tuple[str, int]) -> None:
         self.name = f"{socket.gethostname()}:{os.getpid()}"
+        if driver[0] == socket.gethostname():
+            hold_lifeline(driver[1], parent=False)
+        self.worker = Worker(cls, config, limiter=limiter)
 
     def pid(self) -> int:
         """Process id of this worker (tests kill it to check recovery)."""
         return os.getpid()
 
-    def run(self, jobs: list[Job], seed: int | str) -> tuple[str, float, list[Result]]:
-        """Anonymize ``jobs``; return (worker name, busy seconds, results)."""
+    def run(self, tasks: list[Task], seed: int | str) -> tuple[str, float, list[Result]]:
+        """Anonymize ``tasks``; return (worker name, busy seconds, results)."""
         start = time.monotonic()
-        results = _run_chunk(jobs, seed)
+        results = self.worker.run(tasks, seed)
         return self.name, time.monotonic() - start, results
 
 
@@ -116,33 +125,39 @@ class RayBackend:
 
     def __post_init__(self) -> None:
         if self.batch_size is not None and self.batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
+            raise ConfigError(f"batch_size must be at least 1, got {self.batch_size}")
         if self.num_gpus is not None and self.num_gpus < 0:
-            raise ValueError(f"num_gpus must not be negative, got {self.num_gpus}")
+            raise ConfigError(f"num_gpus must not be negative, got {self.num_gpus}")
         if self.max_retries < 0:
-            raise ValueError(f"max_retries must not be negative, got {self.max_retries}")
+            raise ConfigError(f"max_retries must not be negative, got {self.max_retries}")
 
-    def run(self, todo: list[Job], anonymizer: Anonymizer, seed: int | str, *,
-            jobs: int | None = None, quiet: bool = False) -> Iterator[Result]:
-        """Results of ``todo`` in completion order, from ``jobs`` actors (default: the cluster's CPUs)."""
+    def run(self, tasks: list[Task], anonymizer: Anonymizer, seed: int | str, *, jobs: int | None = None,
+            quiet: bool = False, limiter: bool = True, lock_fd: int | None = None) -> Iterator[Result]:
+        """Results of ``tasks`` in completion order, from ``jobs`` actors (default: the cluster's CPUs).
+
+        ``lock_fd`` is not used: actors are not the driver's children (see the module notes).
+        """
         self.stats = []
-        if not todo:
+        if not tasks:
             return
         ray = import_ray()
+        check_picklable(anonymizer)
         started = _connect(ray, self.address)
         self.actors = []
         try:
             num_gpus = self._gpus(ray, anonymizer)
-            workers = _pool_size(ray, jobs, num_gpus, len(todo), quiet)
+            workers = _pool_size(ray, jobs, num_gpus, len(tasks), quiet)
             remote = ray.remote(BatchWorker).options(
                 num_cpus=1, num_gpus=num_gpus, max_restarts=self.max_retries, max_task_retries=self.max_retries)
-            self.actors = [remote.remote(type(anonymizer), anonymizer.config) for _ in range(workers)]
+            driver = (socket.gethostname(), os.getpid())
+            self.actors = [remote.remote(type(anonymizer), anonymizer.config, limiter, driver)
+                           for _ in range(workers)]
             try:
                 ray.get([actor.pid.remote() for actor in self.actors])
             except ray.exceptions.RayError as exc:
                 raise RunError(f"Ray workers could not build anonymizer {anonymizer.name!r}: {exc}") from None
-            size = self.batch_size or max(1, min(64, math.ceil(len(todo) / (4 * workers))))
-            batches = deque(todo[i:i + size] for i in range(0, len(todo), size))
+            size = self.batch_size or max(1, min(64, math.ceil(len(tasks) / (4 * workers))))
+            batches = deque(tasks[i:i + size] for i in range(0, len(tasks), size))
             yield from self._schedule(ray, self.actors, batches, seed)
         finally:
             for actor in self.actors:
@@ -157,11 +172,11 @@ class RayBackend:
             return 0
         return 1 if self.num_gpus is None else self.num_gpus
 
-    def _schedule(self, ray: Any, actors: list[Any], batches: deque[list[Job]], seed: int | str) -> Iterator[Result]:
+    def _schedule(self, ray: Any, actors: list[Any], batches: deque[list[Task]], seed: int | str) -> Iterator[Result]:
         """Keep every live actor fed with batches; yield each batch's results as it finishes."""
         load = [0] * len(actors)
         alive = set(range(len(actors)))
-        in_flight: dict[Any, tuple[int, list[Job]]] = {}
+        in_flight: dict[Any, tuple[int, list[Task]]] = {}
         stats: dict[str, WorkerStats] = {}
         while True:
             for i in sorted(alive):
@@ -181,7 +196,7 @@ class RayBackend:
                 if isinstance(exc, ray.exceptions.RayActorError):  # restarts used up: the worker leaves the pool
                     alive.discard(i)
                     reason = f"Ray worker lost after {self.max_retries} restarts: {reason}"
-                yield from _lost(batch, reason)
+                yield from lost(batch, reason)
                 continue
             entry = stats.setdefault(worker, WorkerStats(worker))
             entry.utterances += len(results)
@@ -191,13 +206,7 @@ class RayBackend:
             self.stats = sorted(stats.values(), key=lambda s: s.worker)
             yield from results
         for batch in batches:  # every actor is gone
-            yield from _lost(batch, "no Ray worker left: all were lost (see the failures above)")
-
-
-def _lost(batch: list[Job], reason: str) -> Iterator[Result]:
-    """Failed results for a batch no worker could finish."""
-    for job in batch:
-        yield Result(job, 0.0, 0.0, reason)
+            yield from lost(batch, "no Ray worker left: all were lost (see the failures above)")
 
 
 def _connect(ray: Any, address: str | None) -> bool:

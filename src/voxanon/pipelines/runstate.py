@@ -1,11 +1,20 @@
-"""State of an anonymization output folder: settings record, lock, stale files, failures.
+"""State of an anonymization output folder: settings record, lock, output record, failures, warnings.
 
 An output folder belongs to voxanon once it holds ``voxanon_run.json`` (the
 settings that produced it). A run refuses a non-empty folder without that
 file, and a folder made with other settings unless ``force`` is given; then
-every previous output (``*.wav`` files at any depth, the data-directory files
-and ``failures.tsv``) is deleted *before* the new settings are recorded, so a
-run killed half-way through never leaves old outputs under new settings.
+every previous output (``*.wav`` files at any depth, the data-directory files,
+``failures.tsv``, ``warnings.tsv`` and the output record) is deleted *before*
+the new settings are recorded, so a run killed half-way through never leaves
+old outputs under new settings.
+
+The output record ``voxanon_done.jsonl`` has one JSON line per finished output,
+appended as it finishes: the utterance, its source and the source's stamp
+(:func:`input_stamp`: size and modification time of a file, or the pipe
+command itself) and the output's warnings. A rerun keeps an output only when
+its record matches the source as it is now; it redoes outputs whose input
+changed and outputs without a record (a run killed between the write and the
+record). The settings they were made with are those of ``voxanon_run.json``.
 """
 
 from __future__ import annotations
@@ -13,7 +22,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,7 +34,13 @@ from voxanon.data.kaldi import FILES
 
 RUN_FILE = "voxanon_run.json"
 FAILURES_FILE = "failures.tsv"
+WARNINGS_FILE = "warnings.tsv"
+DONE_FILE = "voxanon_done.jsonl"
 LOCK_FILE = ".voxanon.lock"
+#: what the per-utterance RNG is keyed by
+LEVELS = ("utterance", "speaker")
+#: every file of an output folder besides the wavs that the runner writes
+OWN_FILES = (*FILES, FAILURES_FILE, WARNINGS_FILE, DONE_FILE)
 
 
 def _within(child: Path, parent: Path) -> bool:
@@ -49,26 +65,108 @@ def check_sources(sources: list[str], output_path: Path) -> None:
 
 
 @contextmanager
-def output_lock(output_path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on the output folder (released even when the process is killed).
+def output_lock(output_path: Path) -> Iterator[int]:
+    """Hold an exclusive lock on the output folder; yields the lock's file descriptor.
+
+    The lock is released when the last process holding a copy of that
+    descriptor ends (local workers inherit it), even when killed.
 
     Raises
     ------
     RunError
-        The folder is not empty and not a voxanon output (nothing is written to it then),
-        or another run holds the lock.
+        The folder cannot be created or written, is not empty and not a voxanon
+        output (nothing is written to it then), or another run holds the lock.
     """
     if output_path.is_dir() and not (output_path / RUN_FILE).is_file() \
             and any(p.name != LOCK_FILE for p in output_path.iterdir()):
         raise RunError(f"{output_path} is not empty and is not a voxanon output folder (no {RUN_FILE}); "
                        "choose a new or empty folder")
-    output_path.mkdir(parents=True, exist_ok=True)
-    with open(output_path / LOCK_FILE, "a") as fh:
+    make_folders([output_path])
+    try:
+        fh = open(output_path / LOCK_FILE, "a")
+    except OSError as exc:
+        raise RunError(f"cannot write to the output folder {output_path}: {exc.strerror}") from None
+    with fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise RunError(f"another voxanon run is writing to {output_path}") from None
-        yield
+            raise RunError(f"another voxanon run is writing to {output_path} (or its workers are still ending)") \
+                from None
+        yield fh.fileno()
+
+
+def make_folders(folders: Iterable[Path]) -> None:
+    """Create ``folders`` (with parents); RunError naming the one in the way or not writable."""
+    for folder in folders:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise RunError(f"cannot create the output folder {folder}: a file of that name is in the way") from None
+        except NotADirectoryError:
+            raise RunError(f"cannot create the output folder {folder}: a file is in the way in its path") from None
+        except OSError as exc:
+            raise RunError(f"cannot create the output folder {folder}: {exc.strerror}") from None
+
+
+def check_writable(output_path: Path, folders: Iterable[Path]) -> None:
+    """Before any work: the folders exist and take a small write, and no output file name is taken by a folder.
+
+    Raises
+    ------
+    RunError
+        Naming the folder or file and why (read-only, permission, disk full, in the way).
+    """
+    for name in OWN_FILES:
+        if (output_path / name).exists() and not (output_path / name).is_file():
+            raise RunError(f"{output_path / name} is in the way: it is not a file; move it away")
+    for folder in {output_path, *folders}:
+        try:
+            with tempfile.TemporaryFile(dir=folder) as fh:
+                fh.write(b"\0" * 4096)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            raise RunError(f"cannot write to the output folder {folder}: {exc.strerror}") from None
+
+
+def input_stamp(source: str) -> str:
+    """What an output is made from, as it is now: ``size:mtime_ns`` of a file, ``pipe`` for a command, or ``missing``."""
+    text = source.strip()
+    if text.endswith("|"):
+        return "pipe"
+    try:
+        st = os.stat(text)
+    except OSError:
+        return "missing"
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def read_records(output_path: Path) -> dict[str, dict[str, Any]]:
+    """Utterance -> its latest output record (lines cut short by a kill are ignored)."""
+    records: dict[str, dict[str, Any]] = {}
+    try:
+        lines = (output_path / DONE_FILE).read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return records
+    for line in lines:
+        try:
+            record = json.loads(line)
+            records[record["utt"]] = record
+        except (ValueError, KeyError, TypeError):
+            continue
+    return records
+
+
+def record_line(utt: str, source: str, stamp: str, warnings: Iterable[str]) -> str:
+    """One line of the output record."""
+    return json.dumps({"utt": utt, "source": source, "stamp": stamp, "warnings": list(warnings)},
+                      ensure_ascii=False) + "\n"
+
+
+def matches(record: dict[str, Any] | None, source: str, stamp: str) -> bool:
+    """Whether an output record says the output was made from ``source`` as it is now."""
+    return record is not None and record.get("source") == source and record.get("stamp") == stamp \
+        and stamp != "missing"
 
 
 def _normalise(settings: dict[str, Any]) -> dict[str, Any]:
@@ -84,7 +182,7 @@ def _remove_outputs(output_path: Path) -> None:
                 os.unlink(os.path.join(dirpath, name))
         if dirpath != str(output_path) and not os.listdir(dirpath):
             os.rmdir(dirpath)
-    for name in (*FILES, FAILURES_FILE):
+    for name in OWN_FILES:
         (output_path / name).unlink(missing_ok=True)
 
 
@@ -123,12 +221,7 @@ def prepare_output(output_path: Path, settings: dict[str, Any], *, force: bool) 
     write_text(run_file, json.dumps(settings, indent=2, sort_keys=True) + "\n")
 
 
-def write_failures(output_path: Path, failures: list[tuple[str, str, str]]) -> Path | None:
-    """Write ``failures.tsv`` (utterance, source, reason), or remove it when nothing failed."""
-    path = output_path / FAILURES_FILE
-    if not failures:
-        path.unlink(missing_ok=True)
-        return None
-    rows = ["utterance\tsource\treason"] + ["\t".join(" ".join(f.split()) for f in row) for row in failures]
-    write_text(path, "\n".join(rows) + "\n")
-    return path
+def tsv(header: str, rows: Iterable[tuple[str, ...]]) -> str | None:
+    """A TSV table (fields with whitespace runs collapsed to one space), or None when there are no rows."""
+    lines = ["\t".join(" ".join(f.split()) for f in row) for row in rows]
+    return "\n".join([header, *lines]) + "\n" if lines else None

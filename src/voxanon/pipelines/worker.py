@@ -1,0 +1,163 @@
+"""The worker side of the corpus runner, shared by every backend: one task in, one output wav and a result out.
+
+A worker builds its anonymizer once (:class:`Worker`), then for each
+:class:`Task` loads the audio, resamples it to the method's rate, anonymizes
+it, limits peaks above full scale (see below) and writes the 16-bit wav
+atomically. Only a small :class:`Result` goes back.
+
+No silent damage
+    A method's output above full scale would be clipped when quantised to 16
+    bits. By default a peak limiter (:func:`voxanon.dsp.limiter.limit_peaks`)
+    lowers the gain smoothly around those peaks only; an output that does not
+    exceed full scale is written unchanged. Either way the result carries a
+    warning with the count and the peak, and so does a truncated WAV input.
+Disk full
+    An output write that fails because the disk is full, over quota or
+    read-only makes a *fatal* result: the runner stops, since every further
+    write would fail too.
+Lifeline
+    Worker processes must not outlive the run that started them (an orphan
+    would keep writing after the output lock is released). :func:`hold_lifeline`
+    asks Linux to kill this process when its parent dies (``PR_SET_PDEATHSIG``)
+    and starts a watchdog thread that exits when the watched process is gone
+    (the fallback elsewhere, and for Ray actors, whose parent is not the run).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from voxanon.anonymizers.base import Anonymizer, utterance_rng
+from voxanon.audio.io import load_audio, resample, write_wav
+from voxanon.audio.wavcheck import wav_truncation
+from voxanon.dsp.limiter import limit_peaks
+
+#: errors of an output write after which no other write can succeed
+FATAL_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+_PR_SET_PDEATHSIG = 1
+
+
+class Task(NamedTuple):
+    """One utterance to anonymize: id, source (path or pipe), output file, RNG key."""
+
+    utt: str
+    source: str
+    out: Path
+    key: str
+
+
+class Result(NamedTuple):
+    """Outcome of one task.
+
+    ``error`` is the reason it failed (None on success); ``fatal`` marks a failed
+    output write that stops the run (disk full); ``warnings`` are notes on a
+    written output (clipping, truncated input).
+    """
+
+    task: Task
+    in_seconds: float
+    out_seconds: float
+    error: str | None
+    fatal: bool = False
+    warnings: tuple[str, ...] = ()
+
+
+def _clipping_warning(out: np.ndarray, limited: bool) -> str | None:
+    """Count and peak of samples above full scale, or None when there are none."""
+    over = np.abs(out) > 1.0
+    if not over.any():
+        return None
+    peak = float(np.max(np.abs(out)))
+    action = "peak limiter applied" if limited else "clipped (limiter off)"
+    return (f"clipping: {int(np.count_nonzero(over))} samples above full scale, "
+            f"peak {peak:.3f} ({20 * np.log10(peak):+.1f} dBFS); {action}")
+
+
+def anonymize_task(anonymizer: Anonymizer, task: Task, seed: int | str, *, limiter: bool = True) -> Result:
+    """Load, resample if needed, anonymize, limit and write one utterance; errors become a failed Result."""
+    warnings: list[str] = []
+    try:
+        wav, sr = load_audio(task.source)
+        in_seconds = len(wav) / sr
+        truncated = wav_truncation(task.source)
+        if truncated:
+            warnings.append(truncated)
+        if anonymizer.sample_rate and sr != anonymizer.sample_rate:
+            wav, sr = resample(wav, sr, anonymizer.sample_rate), anonymizer.sample_rate
+        out, out_sr = anonymizer.anonymize(wav, sr, utterance_rng(seed, task.key))
+        out, out_sr = np.asarray(out), int(out_sr)
+        clipping = _clipping_warning(out, limiter) if out.ndim == 1 else None
+        if clipping:
+            warnings.append(clipping)
+            if limiter:
+                out = limit_peaks(out, out_sr)
+    except Exception as exc:  # one bad utterance must not stop the corpus
+        return Result(task, 0.0, 0.0, f"{type(exc).__name__}: {exc}")
+    try:
+        write_wav(task.out, out, out_sr)
+    except OSError as exc:
+        return Result(task, 0.0, 0.0, f"cannot write {task.out}: {exc.strerror or exc}",
+                      fatal=exc.errno in FATAL_WRITE_ERRNOS)
+    except Exception as exc:
+        return Result(task, 0.0, 0.0, f"{type(exc).__name__}: {exc}")
+    return Result(task, in_seconds, len(out) / out_sr, None, warnings=tuple(warnings))
+
+
+class Worker:
+    """One anonymizer, built once from its class and config, run over batches of tasks."""
+
+    def __init__(self, cls: type[Anonymizer], config: object, *, limiter: bool = True) -> None:
+        self.anonymizer = cls(config)
+        self.limiter = limiter
+        torch = sys.modules.get("torch")
+        if torch is not None:  # one intra-op thread per worker: the workers are the parallelism
+            torch.set_num_threads(1)
+
+    def run(self, tasks: list[Task], seed: int | str) -> list[Result]:
+        """Results of ``tasks``, in order."""
+        return [anonymize_task(self.anonymizer, task, seed, limiter=self.limiter) for task in tasks]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def hold_lifeline(watched_pid: int, *, parent: bool, interval: float = 0.5) -> None:
+    """End this process when ``watched_pid`` ends.
+
+    ``parent=True`` says ``watched_pid`` is this process's parent: then Linux
+    delivers SIGKILL at the parent's death (``PR_SET_PDEATHSIG``). A daemon
+    thread also polls every ``interval`` seconds and exits the process with
+    status 1 once the watched process is gone (or, for a parent, once this
+    process was re-parented).
+    """
+    if parent and sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the watchdog below still applies
+    if parent and os.getppid() != watched_pid:  # the parent died before the signal was armed
+        os._exit(1)
+
+    def watch() -> None:
+        while (os.getppid() == watched_pid) if parent else _pid_alive(watched_pid):
+            time.sleep(interval)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="voxanon-lifeline", daemon=True).start()
