@@ -214,7 +214,7 @@ def test_refuses_a_foreign_non_empty_output(data_dir: Path, tmp_path: Path) -> N
 
 
 def test_bad_input_is_reported_before_writing(tmp_path: Path) -> None:
-    with pytest.raises(RunError, match="does not exist"):
+    with pytest.raises(DataError, match="does not exist"):
         anonymize_corpus(tmp_path / "nothing", tmp_path / "o", ToyGain(), quiet=True)
     bad = make_data_dir(tmp_path / "c")
     (bad / "spk2gender").write_text("spk1 q\n")

@@ -57,7 +57,7 @@ from voxanon.anonymizers.base import Anonymizer
 from voxanon.atomic import write_texts
 from voxanon.data.folder import scan_audio_folder
 from voxanon.data.kaldi import FILES, DataDir, data_dir_texts, read_data_dir
-from voxanon.errors import ConfigError
+from voxanon.errors import ConfigError, DataError
 from voxanon.pipelines.backend import Backend, LocalBackend
 from voxanon.pipelines.runstate import (
     DONE_FILE,
@@ -234,7 +234,7 @@ def anonymize_corpus(
     if jobs is not None and jobs < 1:
         raise ConfigError(f"jobs must be at least 1, got {jobs}")
     if not input_path.exists():
-        raise RunError(f"input {input_path} does not exist")
+        raise DataError(f"input {input_path} does not exist; give a data directory (with wav.scp) or a folder of audio")
     check_paths(input_path, output_path)
     tasks, data = _plan(input_path, output_path, level)
     if data is not None:
@@ -250,7 +250,9 @@ def anonymize_corpus(
             todo, stamps, redone = _resume(tasks, output_path)
             if not quiet:
                 print(_resume_line(len(tasks), len(todo), redone, output_path), file=sys.stderr)
-            with open(output_path / DONE_FILE, "a", encoding="utf-8") as journal:
+            with open(output_path / DONE_FILE, "a+", encoding="utf-8") as journal:
+                if journal.tell() and (journal.seek(journal.tell() - 1), journal.read(1))[1] != "\n":
+                    journal.write("\n")  # end a line cut short by a kill
                 failures, out_seconds, progress = _execute(
                     (backend or LocalBackend()).run(todo, anonymizer, seed, jobs=jobs, quiet=quiet,
                                                     limiter=limiter, lock_fd=lock_fd),
