@@ -63,21 +63,21 @@ def test_usage_errors_exit_2(data_dir: Path, tmp_path: Path, capsys: pytest.Capt
     assert not (tmp_path / "o").exists()
 
 
-def test_refusals_exit_2(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    assert cli("--method", TOY, "--quiet", str(data_dir), str(data_dir / "x")) == 2
+def test_refusals_exit_1(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert cli("--method", TOY, "--quiet", str(data_dir), str(data_dir / "x")) == 1
     assert cli("--method", TOY, "--quiet", "--jobs", "1", str(data_dir), str(tmp_path / "o")) == 0
-    assert cli("--method", TOY, "--quiet", "--jobs", "1", "--seed", "3", str(data_dir), str(tmp_path / "o")) == 2
+    assert cli("--method", TOY, "--quiet", "--jobs", "1", "--seed", "3", str(data_dir), str(tmp_path / "o")) == 1
     assert "differ in: seed" in capsys.readouterr().err
     assert cli("--method", TOY, "--quiet", "--jobs", "1", "--seed", "3", "--force",
                str(data_dir), str(tmp_path / "o")) == 0
 
 
-def test_failures_exit_1(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_failures_exit_5(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     with open(data_dir / "wav.scp", "a") as fh:
         fh.write(f"zz-missing {tmp_path / 'missing.wav'}\n")
     for name in ("utt2spk", "spk2utt", "spk2gender", "text", "utt2dur"):
         (data_dir / name).unlink()
-    assert cli("--method", TOY, "--quiet", "--jobs", "1", str(data_dir), str(tmp_path / "o")) == 1
+    assert cli("--method", TOY, "--quiet", "--jobs", "1", str(data_dir), str(tmp_path / "o")) == 5
     assert "1 utterance(s) failed, see" in capsys.readouterr().err
     assert (tmp_path / "o" / "failures.tsv").read_text().splitlines()[1].startswith("zz-missing\t")
 

@@ -92,7 +92,7 @@ def test_missing_session_is_an_error(tmp_path, capsys):
     make_tree(tmp_path / "IEMOCAP", sessions=(1, 2, 3, 5))
     with pytest.raises(DataError, match="Session4.*fold 4 would have no speakers"):
         prepare_iemocap(tmp_path / "IEMOCAP", tmp_path / "out")
-    assert main(["data", "iemocap", str(tmp_path / "IEMOCAP"), str(tmp_path / "out")]) == 1
+    assert main(["data", "iemocap", str(tmp_path / "IEMOCAP"), str(tmp_path / "out")]) == 3
     assert "fold 4 would have no speakers" in capsys.readouterr().err
 
 

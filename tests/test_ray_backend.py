@@ -146,7 +146,8 @@ def test_killed_ray_driver_then_local_resume(cluster: str, corpus: tuple[Path, P
                     "--jobs", "2", "--batch-size", "2", "--quiet", str(data), str(out)], out, kill_after=2)
     assert 0 < len(list(out.glob("wav/*.wav"))) < N_UTTS
     summary = anonymize_corpus(data, out, ToyGain(delay=0.1), jobs=1, quiet=True)
-    assert summary.skipped > 0 and summary.failed == 0
+    # outputs the killed driver had not recorded yet are redone (same bytes), the recorded ones kept
+    assert summary.skipped + summary.done == N_UTTS and summary.failed == 0
     assert_same_output(out, reference)
 
 

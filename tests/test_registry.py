@@ -11,6 +11,7 @@ import pytest
 from conftest import ToyConfig, ToyGain, ToyGain8k
 from voxanon.anonymizers import registry
 from voxanon.anonymizers.base import Anonymizer, describe_config, make_config, param, utterance_rng
+from voxanon.errors import ConfigError
 
 
 @pytest.fixture
@@ -43,7 +44,7 @@ def test_entry_points_load_and_broken_ones_are_reported(fresh_registry) -> None:
     assert "ModuleNotFoundError" in broken["missing"]
     assert "not an Anonymizer subclass" in broken["not-a-class"]
     assert "declares name 'toy-gain-8k'" in broken["misnamed"]
-    with pytest.raises(KeyError, match=r"unknown anonymizer 'missing' \(failed to load: .*no_such_module"):
+    with pytest.raises(ConfigError, match=r"unknown anonymizer 'missing' \(failed to load: .*no_such_module"):
         registry.get("missing")
 
 
@@ -59,7 +60,7 @@ def test_entry_point_clashing_with_a_registered_name_is_reported(fresh_registry)
 
 def test_unknown_name_lists_the_available_ones(fresh_registry) -> None:
     registry.register(ToyGain)
-    with pytest.raises(KeyError, match=r"unknown anonymizer 'nope'; available: toy-gain"):
+    with pytest.raises(ConfigError, match=r"unknown anonymizer 'nope'; available: toy-gain"):
         registry.get("nope")
 
 
@@ -84,9 +85,9 @@ def test_third_party_register(fresh_registry) -> None:
 def test_import_path_names_an_unregistered_class(fresh_registry) -> None:
     assert registry.get("conftest:ToyGain8k") is ToyGain8k
     assert registry.build("conftest:ToyGain", {"delay": "0.5"}).config == ToyConfig(delay=0.5)
-    with pytest.raises(KeyError, match="cannot import anonymizer 'conftest:Nope'"):
+    with pytest.raises(ConfigError, match="cannot import anonymizer 'conftest:Nope'"):
         registry.get("conftest:Nope")
-    with pytest.raises(KeyError, match="not an Anonymizer subclass"):
+    with pytest.raises(ConfigError, match="not an Anonymizer subclass"):
         registry.get("conftest:SPEAKERS")
     assert registry.available() == {}
 

@@ -13,6 +13,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from voxanon.anonymizers.base import Anonymizer, make_config
+from voxanon.errors import ConfigError
 
 GROUP = "voxanon.anonymizers"
 
@@ -73,9 +74,9 @@ def _import_class(path: str) -> type[Anonymizer]:
         for part in qualname.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:
-        raise KeyError(f"cannot import anonymizer {path!r}: {type(exc).__name__}: {exc}") from None
+        raise ConfigError(f"cannot import anonymizer {path!r}: {type(exc).__name__}: {exc}") from None
     if not (isinstance(obj, type) and issubclass(obj, Anonymizer)):
-        raise KeyError(f"{path!r} is not an Anonymizer subclass")
+        raise ConfigError(f"{path!r} is not an Anonymizer subclass")
     return obj
 
 
@@ -86,7 +87,7 @@ def get(name: str) -> type[Anonymizer]:
     classes = available()
     if name not in classes:
         hint = f" (failed to load: {_broken[name]})" if name in _broken else ""
-        raise KeyError(f"unknown anonymizer {name!r}{hint}; available: {', '.join(classes) or 'none'}")
+        raise ConfigError(f"unknown anonymizer {name!r}{hint}; available: {', '.join(classes) or 'none'}")
     return classes[name]
 
 

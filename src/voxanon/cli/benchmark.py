@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from voxanon.errors import EXIT_OK, EXIT_PARTIAL
 from voxanon.pipelines.benchmark import PROFILES, Benchmark, default_systems, parse_system
 from voxanon.pipelines.benchmark_report import summary_rows
 
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"\n{len(results['errors'])} system(s) had errors; see {out / 'results.json'}")
     print(f"\nreport: {out / 'report.html'}\nresults: {out / 'results.json'}, {out / 'summary.csv'}, "
           f"{out / 'privacy.csv'}\nfigures: {out / 'figures'}")
-    return 1 if results["errors"] else 0
+    return EXIT_PARTIAL if results["errors"] else EXIT_OK
 
 
 def register(commands) -> None:

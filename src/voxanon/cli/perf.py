@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from voxanon.errors import ConfigError
 from voxanon.pipelines.perf import DEFAULT_DURATIONS, default_targets, format_table, run_perf
 
 DESCRIPTION = """\
@@ -37,9 +38,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = run_perf(args.methods or default_targets(), durations, repeats, devices=args.devices,
                           budget_s=budget, scaling_args=scaling_args, log=log)
-    except (KeyError, ValueError) as exc:
-        print(f"voxanon perf: error: {exc}", file=sys.stderr)
-        return 2
+    except (KeyError, ValueError) as exc:  # an unknown target or a bad setting
+        raise ConfigError(exc.args[0] if exc.args else str(exc)) from None
     report["argv"] = sys.argv
     print(format_table(report))
     if args.out:

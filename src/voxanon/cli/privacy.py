@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 
-from voxanon.audio.io import AudioError
 from voxanon.data.kaldi import DataError, read_data_dir
-from voxanon.models.speaker import EncoderError
+from voxanon.errors import VoxanonError
 
-_ERRORS = (DataError, AudioError, EncoderError, ValueError, OSError)
+_ERRORS = (ValueError, OSError)
+
+
+def _as_error(exc: Exception) -> VoxanonError:
+    """A VoxanonError as it is; a ValueError or OSError from below as a DataError (exit 3)."""
+    return exc if isinstance(exc, VoxanonError) else DataError(str(exc))
 
 
 def _device(name: str) -> str:
@@ -37,8 +40,7 @@ def run_privacy(args: argparse.Namespace) -> int:
             attacker=f"ecapa:{args.attacker}" if args.attacker else None, cache_dir=args.cache,
             device=_device(args.device), n_boot=args.n_boot, quiet=args.quiet)
     except _ERRORS as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        raise _as_error(exc) from None
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -66,8 +68,7 @@ def run_train(args: argparse.Namespace) -> int:
         summary = train_attacker(read_data_dir(args.data_dir), args.out_dir, cfg, device=_device(args.device),
                                  quiet=args.quiet)
     except _ERRORS as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        raise _as_error(exc) from None
     print(f"best validation EER {summary['best_eer']:.2f} %; attacker model: {Path(args.out_dir) / 'best.pt'}")
     return 0
 
@@ -79,8 +80,7 @@ def run_librispeech(args: argparse.Namespace) -> int:
         stats = prepare_librispeech(args.root, args.out, lists=args.lists, enroll_fraction=args.enroll_fraction,
                                     enroll_utts=args.enroll_utts, seed=args.seed)
     except _ERRORS as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        raise _as_error(exc) from None
     print(format_stats(stats))
     return 0
 

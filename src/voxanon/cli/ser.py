@@ -4,35 +4,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+
+from voxanon.errors import EXIT_OK, EXIT_PARTIAL
 
 
 def run_prepare(args: argparse.Namespace) -> int:
     from voxanon.data.iemocap import prepare_iemocap
-    from voxanon.data.kaldi import DataError
 
-    try:
-        report = prepare_iemocap(args.root, args.out, dev_gender=args.dev_gender)
-    except DataError as exc:
-        print(f"IEMOCAP preparation failed: {exc}", file=sys.stderr)
-        return 1
+    report = prepare_iemocap(args.root, args.out, dev_gender=args.dev_gender)
     print(report.summary())
     print(f"data directories: {args.out}/IEMOCAP_all, IEMOCAP_dev, IEMOCAP_test")
     return 0
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from voxanon.data.kaldi import DataError
     from voxanon.evaluation.ser import train_folds  # torch: imported only when training
 
     folds = args.folds.split(",") if args.folds else None
-    try:
-        report = train_folds(args.data_dir, args.out_dir, folds=folds, epochs=args.epochs,
-                             batch_size=args.batch_size, channels=args.channels, seed=args.seed,
-                             quiet=args.quiet)
-    except DataError as exc:
-        print(f"SER training failed: {exc}", file=sys.stderr)
-        return 1
+    report = train_folds(args.data_dir, args.out_dir, folds=folds, epochs=args.epochs, batch_size=args.batch_size,
+                         channels=args.channels, seed=args.seed, quiet=args.quiet)
     for fold, info in report["folds"].items():
         print(f"fold {fold}: {info['checkpoint']} (trained on {', '.join(info['train_speakers'])}; "
               f"{json.dumps(info['train_counts'])})")
@@ -40,7 +30,7 @@ def run_train(args: argparse.Namespace) -> int:
         print("excluded labels: " + ", ".join(f"{k} {v}" for k, v in sorted(report["excluded_labels"].items())))
     for utt, why in report["failed_audio"].items():
         print(f"unreadable audio, skipped: {utt}: {why}")
-    return 0
+    return EXIT_PARTIAL if report["failed_audio"] else EXIT_OK
 
 
 def register(commands) -> None:

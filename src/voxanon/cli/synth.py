@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 
 def run(args: argparse.Namespace) -> int:
-    from voxanon.audio.tts import TTSError
-    from voxanon.data.synth.build import CorpusPlanError, build_corpus
+    from voxanon.data.synth.build import build_corpus
 
-    try:
-        desc = build_corpus(args.out, size=args.size, seed=args.seed, jobs=args.jobs, quiet=args.quiet,
-                            real=not args.no_real)
-    except (CorpusPlanError, TTSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    desc = build_corpus(args.out, size=args.size, seed=args.seed, jobs=args.jobs, quiet=args.quiet,
+                        real=not args.no_real)  # CorpusPlanError, TTSError: DataErrors (exit 3)
     if not args.quiet:
         for name, stats in desc["sets"].items():
             trials = stats.get("trials")

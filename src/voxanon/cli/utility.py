@@ -9,7 +9,10 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import sys
 from pathlib import Path
+
+from voxanon.errors import EXIT_OK, EXIT_PARTIAL, ConfigError, DataError
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -78,12 +81,20 @@ def run_asr(args: argparse.Namespace) -> int:
     write_asr_results(results, out)
     print(format_asr_table(sets))
     print(f"results: {out / 'asr_results.json'}")
-    return 0 if all(s["n_scored"] for s in sets) else 1
+    unscored = [s["data"] for s in sets if not s["n_scored"]]
+    if unscored:
+        raise DataError(f"no utterance of {', '.join(unscored)} could be scored; see {out / 'asr_report.txt'}")
+    failed = sum(len(s["failed"]) for s in sets)
+    if failed:
+        print(f"voxanon evaluate utility: {failed} utterance(s) failed, listed in {out / 'asr_report.txt'}",
+              file=sys.stderr)
+        return EXIT_PARTIAL
+    return EXIT_OK
 
 
 def run(args: argparse.Namespace) -> int:
     if not (args.asr or args.ser):
-        raise SystemExit("voxanon evaluate utility: choose --asr, --ser or both")
+        raise ConfigError("choose --asr, --ser or both")
     status = run_asr(args) if args.asr else 0
     if args.ser:
         from voxanon.evaluation.ser import evaluate_ser_cli

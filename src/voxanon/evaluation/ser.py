@@ -26,7 +26,6 @@ import argparse
 import csv
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -36,6 +35,7 @@ import torch
 from voxanon.audio.io import AudioError, load_audio, resample
 from voxanon.data.iemocap import EMOTIONS, vpc_emotion
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
+from voxanon.errors import ConfigError
 from voxanon.metrics import mean_over_folds, uar
 from voxanon.models.ser import EmotionRecognizer, SERError, load_ser
 from voxanon.models.ser.compact import CompactSER, fit
@@ -345,13 +345,9 @@ def evaluate_ser_cli(args: argparse.Namespace) -> int:
     """
     models_dir, spec = getattr(args, "ser_models", None), getattr(args, "ser_model", None)
     if (models_dir is None) == (spec is None):
-        raise SystemExit("SER evaluation: give either --ser-models DIR (per-fold models) or --ser-model SPEC")
-    try:
-        results = [evaluate_ser(d, models_dir, model_spec=spec, batch_size=args.batch_size, quiet=args.quiet)
-                   for d in args.data_dirs]
-    except (DataError, SERError) as exc:
-        print(f"SER evaluation failed: {exc}", file=sys.stderr)
-        return 1
+        raise ConfigError("SER evaluation: give either --ser-models DIR (per-fold models) or --ser-model SPEC")
+    results = [evaluate_ser(d, models_dir, model_spec=spec, batch_size=args.batch_size, quiet=args.quiet)
+               for d in args.data_dirs]  # DataError, SERError: one line and exit 3 or 4
     out = write_results(results, args.out)
     print("\n\n".join([format_comparison(results)] + [format_report(r) for r in results]))
     print(f"results: {out / 'ser_results.json'}")
