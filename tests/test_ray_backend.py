@@ -6,6 +6,7 @@ import importlib.util
 import logging
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -149,6 +150,29 @@ def test_killed_ray_driver_then_local_resume(cluster: str, corpus: tuple[Path, P
     # outputs the killed driver had not recorded yet are redone (same bytes), the recorded ones kept
     assert summary.skipped + summary.done == N_UTTS and summary.failed == 0
     assert_same_output(out, reference)
+
+
+@needs_ray
+@pytest.mark.slow
+def test_actors_stop_writing_when_the_driver_is_killed(cluster: str, corpus: tuple[Path, Path],
+                                                        tmp_path: Path) -> None:
+    data, _ = corpus
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), os.environ.get("PYTHONPATH", "")])}
+    driver = subprocess.Popen([sys.executable, "-m", "voxanon", "anonymize", "--method", TOY, "--param", "delay=0.3",
+                               "--backend", "ray", "--address", cluster, "--jobs", "2", "--batch-size", "3",
+                               "--quiet", str(data), str(out)], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not list(out.glob("wav/*.wav")):
+        assert driver.poll() is None and time.monotonic() < deadline, "run ended or made no progress"
+        time.sleep(0.02)
+    os.kill(driver.pid, signal.SIGKILL)  # the driver only: its actors run under the cluster's raylet
+    driver.wait()
+    time.sleep(1.5)  # the lifeline polls every 0.5 s; a write already under way may finish
+    written = sorted(p.name for p in out.glob("wav/*"))
+    time.sleep(2.0)
+    assert sorted(p.name for p in out.glob("wav/*")) == written and len(written) < N_UTTS
 
 
 @needs_ray
