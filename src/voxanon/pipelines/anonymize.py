@@ -45,7 +45,7 @@ import hashlib
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -71,6 +71,7 @@ from voxanon.pipelines.runstate import (
     input_stamp,
     make_folders,
     matches,
+    open_records,
     output_lock,
     prepare_output,
     read_records,
@@ -166,9 +167,8 @@ def _resume(tasks: list[Task], output_path: Path) -> tuple[list[Task], dict[str,
 
 
 def _metadata(data: DataDir | None, tasks: list[Task], out_seconds: dict[str, float], output_path: Path,
-              failures: list[Result]) -> dict[Path, str | None]:
+              records: dict[str, dict], failures: list[Result]) -> dict[Path, str | None]:
     """Every metadata file of the output folder (None: to delete), from the outputs now present and their records."""
-    records = read_records(output_path)
     done = [task for task in tasks if task.out.is_file() and task.utt in records]
     files: dict[Path, str | None] = {}
     if data is not None:
@@ -248,18 +248,18 @@ def anonymize_corpus(
             check_writable(output_path, {task.out.parent for task in tasks[:1]})
             prepare_output(output_path, settings, force=force)
             todo, stamps, redone = _resume(tasks, output_path)
-            if not quiet:
+            if not quiet and (len(todo) < len(tasks) or redone):
                 print(_resume_line(len(tasks), len(todo), redone, output_path), file=sys.stderr)
-            with open(output_path / DONE_FILE, "a+", encoding="utf-8") as journal:
-                if journal.tell() and (journal.seek(journal.tell() - 1), journal.read(1))[1] != "\n":
-                    journal.write("\n")  # end a line cut short by a kill
+            with open_records(output_path) as journal:
                 failures, out_seconds, progress = _execute(
                     (backend or LocalBackend()).run(todo, anonymizer, seed, jobs=jobs, quiet=quiet,
                                                     limiter=limiter, lock_fd=lock_fd),
                     len(todo), stamps, journal, f"anonymize {anonymizer.name}", quiet)
             fatal = next((r for r in failures if r.fatal), None)
+            records = read_records(output_path)
             try:
-                write_texts(_metadata(data, tasks, out_seconds, output_path, [r for r in failures if not r.fatal]))
+                write_texts(_metadata(data, tasks, out_seconds, output_path, records,
+                                      [r for r in failures if not r.fatal]))
             except OSError as exc:
                 if fatal is None:
                     raise
@@ -271,24 +271,15 @@ def anonymize_corpus(
                            "are kept: fix that (free space, permissions) and rerun the same command") from None
     wall = time.monotonic() - start
     audio = progress.audio_seconds
-    warned = sum(bool(r) for r in _warnings(output_path, tasks))
+    warned = sum(bool(records[t.utt]["warnings"]) for t in tasks if t.utt in records)
     return RunSummary(done=len(out_seconds), skipped=len(tasks) - len(todo), failed=len(failures),
                       audio_seconds=audio, wall_seconds=wall, rtf=wall / audio if audio > 0 else None,
                       output=output_path, redone=len(redone), warned=warned)
 
 
-def _warnings(output_path: Path, tasks: list[Task]) -> Iterator[list[str]]:
-    records = read_records(output_path)
-    for task in tasks:
-        if task.utt in records:
-            yield records[task.utt]["warnings"]
-
-
 def _resume_line(total: int, todo: int, redone: list[str], output_path: Path) -> str:
-    """What a run will do: all, or what it keeps and what it redoes (and why)."""
+    """What a resumed run keeps and what it redoes (and why)."""
     kept = total - todo
-    if not kept and not redone:
-        return f"{total} utterances to anonymize into {output_path}"
     line = f"{kept} of {total} utterances already done in {output_path}, kept; {todo} to do"
     if redone:
         shown = ", ".join(redone[:5]) + (f", ... ({len(redone) - 5} more)" if len(redone) > 5 else "")

@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from voxanon.errors import RunError  # noqa: F401  (re-exported)
 from voxanon.atomic import write_text
@@ -155,6 +155,20 @@ def read_records(output_path: Path) -> dict[str, dict[str, Any]]:
         except (ValueError, KeyError, TypeError):
             continue
     return records
+
+
+def open_records(output_path: Path) -> TextIO:
+    """The output record, open for appending (a last line cut short by a kill is ended first)."""
+    path = output_path / DONE_FILE
+    torn = False
+    if path.is_file() and path.stat().st_size:
+        with open(path, "rb") as old:
+            old.seek(-1, os.SEEK_END)
+            torn = old.read(1) != b"\n"
+    fh = open(path, "a", encoding="utf-8")
+    if torn:
+        fh.write("\n")
+    return fh
 
 
 def record_line(utt: str, source: str, stamp: str, warnings: Iterable[str]) -> str:
