@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from voxanon.errors import EXIT_CRASH, EXIT_OK, EXIT_PARTIAL, ConfigError
+from voxanon.errors import EXIT_OK, EXIT_PARTIAL, ConfigError
 from voxanon.pipelines.runstate import FAILURES_FILE, LEVELS, RUN_FILE, WARNINGS_FILE
 
 DESCRIPTION = f"""\
@@ -16,21 +16,25 @@ folder of audio files (searched recursively).
 
 Output folder: OUTPUT itself; with --suffix S, OUTPUT is the parent folder and
 the output is OUTPUT/<name of INPUT>S (e.g. `--suffix _mcadams data/libri_dev
-data` writes data/libri_dev_mcadams). A data directory gives wav/<utt>.wav,
-wav.scp (absolute paths), utt2dur of the outputs and the other data files
-copied; a folder is mirrored as <relative path>.wav. The output may not be, or
-lie inside, the input.
+data` writes data/libri_dev_mcadams). A data directory gives wav/<utt>.wav
+(an id that is no safe file name, e.g. too long, gets a readable prefix plus a
+hash), wav.scp (the ids, absolute paths), utt2dur of the outputs and the other
+data files copied; a folder is mirrored as <relative path>.wav. The output may
+not be, or lie inside, the input; it is checked to be writable before any work.
 
 Rerunning the same command resumes: finished wavs are kept, the rest (and
 earlier failures) are redone, and so are outputs whose input changed since
 (size, modification time or pipe command). Failed utterances are listed in
-{FAILURES_FILE} and make the exit status {EXIT_PARTIAL}; a full disk stops the run
-(exit {EXIT_CRASH}; free space and rerun). Outputs above full scale go through a
-peak limiter (--no-limiter: clip them instead); clipping and truncated WAV
-inputs are listed per utterance in {WARNINGS_FILE}. The settings (method,
-parameters, seed, level, limiter, input, voxanon version) are kept in
-{RUN_FILE}; a run with other settings is refused unless --force, which first
-deletes all previous outputs. Exit status: see the README (0 ok, 5 some failed, 2 usage, 3 data, 1 crash).
+{FAILURES_FILE}. A full disk stops the run at once; free space and rerun.
+Outputs above full scale go through a peak limiter (--no-limiter: clip them
+instead); clipping and truncated WAV inputs are listed per utterance in
+{WARNINGS_FILE}. The settings (method, parameters, seed, level, limiter, input,
+voxanon version) are kept in {RUN_FILE}; a run with other settings is refused
+unless --force, which first deletes all previous outputs.
+
+Exit status: {EXIT_OK} done; {EXIT_PARTIAL} some utterances failed; 2 usage error; 3 bad
+input data; 1 the run could not proceed (disk full, output in use, other
+settings) or crashed.
 
 --method takes a registered name (see `voxanon list`) or the import path
 package.module:Class of an Anonymizer subclass that is not registered.

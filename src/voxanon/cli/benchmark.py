@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from voxanon.errors import EXIT_OK, EXIT_PARTIAL
+from voxanon.errors import EXIT_OK, EXIT_PARTIAL, ConfigError
 from voxanon.pipelines.benchmark import PROFILES, Benchmark, default_systems, parse_system
 from voxanon.pipelines.benchmark_report import summary_rows
 
 
 def run(args: argparse.Namespace) -> int:
     profile = PROFILES["quick" if args.quick else args.profile]
-    systems = [parse_system(s) for s in args.systems] if args.systems else default_systems(profile)
+    try:
+        systems = [parse_system(s) for s in args.systems] if args.systems else default_systems(profile)
+    except ValueError as exc:  # a --system that does not parse
+        raise ConfigError(str(exc)) from None
     if not any(s.method is None for s in systems):
         systems.insert(0, parse_system("original"))
     bench = Benchmark(out=Path(args.out), profile=profile,
