@@ -75,7 +75,7 @@ def main() -> None:
         sources = [str(inputs / f"{i}.wav") for i in range(args.files)]
         stamps = {}
         stamp = best(lambda: stamps.update((s, input_stamp(s)) for s in sources), args.repeats)
-        (root / DONE_FILE).write_text("".join(record_line(str(i), s, stamps[s], ()) for i, s in enumerate(sources)))
+        (root / DONE_FILE).write_text("".join(record_line(str(i), s, stamps[s], 1.0, ()) for i, s in enumerate(sources)))
         read = best(lambda: read_records(root), args.repeats)
         print(f"resume planning for {args.files} inputs: stamps {stamp / args.files * 1e6:.1f} us/file, "
               f"record read {read / args.files * 1e6:.1f} us/file")

@@ -50,8 +50,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-import soundfile as sf
-
 from voxanon import __version__
 from voxanon.anonymizers.base import Anonymizer
 from voxanon.atomic import write_texts
@@ -63,6 +61,7 @@ from voxanon.pipelines.runstate import (
     DONE_FILE,
     FAILURES_FILE,
     LEVELS,
+    RECORD_FIELDS,
     WARNINGS_FILE,
     RunError,
     check_paths,
@@ -166,24 +165,23 @@ def _resume(tasks: list[Task], output_path: Path) -> tuple[list[Task], dict[str,
     return todo, stamps, redone
 
 
-def _metadata(data: DataDir | None, tasks: list[Task], out_seconds: dict[str, float], output_path: Path,
-              records: dict[str, dict], failures: list[Result]) -> dict[Path, str | None]:
+def _metadata(data: DataDir | None, tasks: list[Task], output_path: Path, records: dict[str, dict],
+              failures: list[Result]) -> dict[Path, str | None]:
     """Every metadata file of the output folder (None: to delete), from the outputs now present and their records."""
     done = [task for task in tasks if task.out.is_file() and task.utt in records]
     files: dict[Path, str | None] = {}
     if data is not None:
         out = data.subset([task.utt for task in done])
         out.wav_scp = {task.utt: str(task.out.resolve()) for task in done}
-        out.utt2dur = {task.utt: f"{out_seconds.get(task.utt) or sf.info(str(task.out)).duration:.4f}"
-                       for task in done}
+        out.utt2dur = {task.utt: f"{records[task.utt]['seconds']:.4f}" for task in done}
         texts = data_dir_texts(out) if done else {}
         files.update({output_path / name: texts.get(name) for name in FILES})
     files[output_path / FAILURES_FILE] = tsv("utterance\tsource\treason",
                                              ((r.task.utt, r.task.source, r.error or "") for r in failures))
     files[output_path / WARNINGS_FILE] = tsv("utterance\tsource\twarning",
                                              ((t.utt, t.source, w) for t in done for w in records[t.utt]["warnings"]))
-    files[output_path / DONE_FILE] = "".join(record_line(t.utt, t.source, records[t.utt]["stamp"],
-                                                         records[t.utt]["warnings"]) for t in done) or None
+    files[output_path / DONE_FILE] = "".join(record_line(*(records[t.utt][k] for k in RECORD_FIELDS))
+                                             for t in done) or None
     return files
 
 
@@ -251,15 +249,14 @@ def anonymize_corpus(
             if not quiet and (len(todo) < len(tasks) or redone):
                 print(_resume_line(len(tasks), len(todo), redone, output_path), file=sys.stderr)
             with open_records(output_path) as journal:
-                failures, out_seconds, progress = _execute(
+                failures, done, progress = _execute(
                     (backend or LocalBackend()).run(todo, anonymizer, seed, jobs=jobs, quiet=quiet,
                                                     limiter=limiter, lock_fd=lock_fd),
                     len(todo), stamps, journal, f"anonymize {anonymizer.name}", quiet)
             fatal = next((r for r in failures if r.fatal), None)
             records = read_records(output_path)
             try:
-                write_texts(_metadata(data, tasks, out_seconds, output_path, records,
-                                      [r for r in failures if not r.fatal]))
+                write_texts(_metadata(data, tasks, output_path, records, [r for r in failures if not r.fatal]))
             except OSError as exc:
                 if fatal is None:
                     raise
@@ -272,7 +269,7 @@ def anonymize_corpus(
     wall = time.monotonic() - start
     audio = progress.audio_seconds
     warned = sum(bool(records[t.utt]["warnings"]) for t in tasks if t.utt in records)
-    return RunSummary(done=len(out_seconds), skipped=len(tasks) - len(todo), failed=len(failures),
+    return RunSummary(done=done, skipped=len(tasks) - len(todo), failed=len(failures),
                       audio_seconds=audio, wall_seconds=wall, rtf=wall / audio if audio > 0 else None,
                       output=output_path, redone=len(redone), warned=warned)
 
@@ -288,13 +285,13 @@ def _resume_line(total: int, todo: int, redone: list[str], output_path: Path) ->
 
 
 def _execute(results: Iterable[Result], total: int, stamps: dict[str, str], journal: TextIO, desc: str,
-             quiet: bool) -> tuple[list[Result], dict[str, float], Progress]:
+             quiet: bool) -> tuple[list[Result], int, Progress]:
     """Consume results: record each output as it finishes, report warnings, stop at the first fatal one.
 
-    Returns (failures, output seconds per utterance, the progress counter).
+    Returns (failures, outputs written and recorded, the progress counter).
     """
     failures: list[Result] = []
-    out_seconds: dict[str, float] = {}
+    done = 0
     progress = Progress(total, desc, quiet=quiet)
     shown = 0
     iterator = iter(results)
@@ -303,9 +300,9 @@ def _execute(results: Iterable[Result], total: int, stamps: dict[str, str], jour
             if result.error is None:
                 try:
                     journal.write(record_line(result.task.utt, result.task.source, stamps[result.task.utt],
-                                              result.warnings))
+                                              result.out_seconds, result.warnings))
                     journal.flush()
-                    out_seconds[result.task.utt] = result.out_seconds
+                    done += 1
                 except OSError as exc:
                     failures.append(result._replace(error=f"cannot record {result.task.out}: {exc.strerror}",
                                                     fatal=exc.errno in FATAL_WRITE_ERRNOS))
@@ -325,7 +322,7 @@ def _execute(results: Iterable[Result], total: int, stamps: dict[str, str], jour
     progress.close()
     if shown > 10 and not quiet:
         print(f"... {shown - 10} more warnings", file=sys.stderr)
-    return failures, out_seconds, progress
+    return failures, done, progress
 
 
 def summary_line(summary: RunSummary) -> str:

@@ -11,7 +11,7 @@ old outputs under new settings.
 The output record ``voxanon_done.jsonl`` has one JSON line per finished output,
 appended as it finishes: the utterance, its source and the source's stamp
 (:func:`input_stamp`: size and modification time of a file, or the pipe
-command itself) and the output's warnings. A rerun keeps an output only when
+command itself), the output's duration and its warnings. A rerun keeps an output only when
 its record matches the source as it is now; it redoes outputs whose input
 changed and outputs without a record (a run killed between the write and the
 record). The settings they were made with are those of ``voxanon_run.json``.
@@ -37,6 +37,8 @@ FAILURES_FILE = "failures.tsv"
 WARNINGS_FILE = "warnings.tsv"
 DONE_FILE = "voxanon_done.jsonl"
 LOCK_FILE = ".voxanon.lock"
+#: the fields of an output record, in the order :func:`record_line` takes them
+RECORD_FIELDS = ("utt", "source", "stamp", "seconds", "warnings")
 #: what the per-utterance RNG is keyed by
 LEVELS = ("utterance", "speaker")
 #: every file of an output folder besides the wavs that the runner writes
@@ -151,9 +153,10 @@ def read_records(output_path: Path) -> dict[str, dict[str, Any]]:
     for line in lines:
         try:
             record = json.loads(line)
-            records[record["utt"]] = record
-        except (ValueError, KeyError, TypeError):
+        except ValueError:
             continue
+        if isinstance(record, dict) and record.keys() >= set(RECORD_FIELDS):
+            records[record["utt"]] = record
     return records
 
 
@@ -171,9 +174,9 @@ def open_records(output_path: Path) -> TextIO:
     return fh
 
 
-def record_line(utt: str, source: str, stamp: str, warnings: Iterable[str]) -> str:
-    """One line of the output record."""
-    return json.dumps({"utt": utt, "source": source, "stamp": stamp, "warnings": list(warnings)},
+def record_line(utt: str, source: str, stamp: str, seconds: float, warnings: Iterable[str]) -> str:
+    """One line of the output record: what the output was made from, its duration and its warnings."""
+    return json.dumps({"utt": utt, "source": source, "stamp": stamp, "seconds": seconds, "warnings": list(warnings)},
                       ensure_ascii=False) + "\n"
 
 
