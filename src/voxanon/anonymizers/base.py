@@ -18,6 +18,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from voxanon.errors import ConfigError
+from voxanon.ranges import Range
+
 
 def utterance_rng(seed: int | str, key: str) -> np.random.Generator:
     """Generator seeded from ``sha256(f"{seed}/{key}")``.
@@ -29,11 +32,35 @@ def utterance_rng(seed: int | str, key: str) -> np.random.Generator:
     return np.random.default_rng(np.frombuffer(digest, dtype=np.uint64))
 
 
-def param(default: Any, help: str, **kwargs: Any) -> Any:
-    """A config field with a default and a help text shown by ``voxanon list``."""
+def param(default: Any, help: str, *, range: Range | None = None, **kwargs: Any) -> Any:
+    """A config field with a default, a help text and a valid range, all shown by ``voxanon list``.
+
+    ``range`` applies to a number, or to each element of a ``(lo, hi)`` pair
+    (which must also have ``lo <= hi``); :func:`check_config` enforces it.
+    """
+    metadata = {"help": help, "range": range}
     if isinstance(default, (list, dict)):
-        return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"help": help}, **kwargs)
-    return dataclasses.field(default=default, metadata={"help": help}, **kwargs)
+        return dataclasses.field(default_factory=lambda: type(default)(default), metadata=metadata, **kwargs)
+    return dataclasses.field(default=default, metadata=metadata, **kwargs)
+
+
+def check_config(config: Any) -> None:
+    """Raise ConfigError naming the first field outside its declared range (pairs: each value, and lo <= hi)."""
+    for f in dataclasses.fields(config):
+        valid = f.metadata.get("range")
+        value = getattr(config, f.name)
+        if valid is None or value is None:
+            continue
+        if isinstance(value, tuple):
+            if len(value) != 2:
+                raise ConfigError(f"{f.name} must be a pair [lo, hi] with values in {valid}, got {list(value)}")
+            for v in value:
+                if v not in valid:
+                    raise ConfigError(f"{f.name} must be a pair [lo, hi] with values in {valid}, got {list(value)}")
+            if value[0] > value[1]:
+                raise ConfigError(f"{f.name} must be a pair [lo, hi] with lo <= hi, got {list(value)}")
+        else:
+            valid.check(f.name, value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +91,7 @@ class Anonymizer(ABC):
             config = make_config(self.Config, params)
         elif params:
             raise TypeError("pass either a Config or keyword parameters, not both")
+        check_config(config)
         self.config = config
 
     @abstractmethod
@@ -88,21 +116,28 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
             return True
         if value.lower() in ("0", "false", "no", "off"):
             return False
-        raise ValueError(f"parameter {name}: expected true/false, got {value!r}")
+        raise ConfigError(f"parameter {name}: expected true/false, got {value!r}")
     if annotation is int and isinstance(value, float) and not value.is_integer():
-        raise ValueError(f"parameter {name}: expected int, got {value!r}")
+        raise ConfigError(f"parameter {name}: expected int, got {value!r}")
     if annotation in (int, float, str) and not isinstance(value, annotation):
         try:
             return annotation(value)
         except (TypeError, ValueError):
-            raise ValueError(f"parameter {name}: expected {annotation.__name__}, got {value!r}") from None
+            raise ConfigError(f"parameter {name}: expected {annotation.__name__}, got {value!r}") from None
     if origin in (tuple, list) and isinstance(value, str):
         try:
             value = json.loads(value)
         except json.JSONDecodeError:
-            raise ValueError(f"parameter {name}: expected a JSON list such as [1, 2], got {value!r}") from None
-    if origin is tuple and isinstance(value, list):
-        return tuple(value)
+            raise ConfigError(f"parameter {name}: expected a JSON list such as [1, 2], got {value!r}") from None
+    if origin in (tuple, list) and not isinstance(value, (list, tuple)):
+        raise ConfigError(f"parameter {name}: expected a list such as [1, 2], got {value!r}")
+    if origin is tuple:
+        args = typing.get_args(annotation)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_coerce(v, args[0], name) for v in value)
+        if args and len(args) != len(value):
+            raise ConfigError(f"parameter {name}: expected a list of {len(args)} values, got {list(value)!r}")
+        return tuple(_coerce(v, a, name) for v, a in zip(value, args)) if args else tuple(value)
     return value
 
 
@@ -111,13 +146,20 @@ def make_config(config_cls: type, params: dict[str, Any]) -> Any:
     fields = {f.name: f for f in dataclasses.fields(config_cls)}
     unknown = sorted(set(params) - set(fields))
     if unknown:
-        raise ValueError(f"unknown parameter(s) {', '.join(unknown)}; known: {', '.join(fields) or 'none'}")
+        raise ConfigError(f"unknown parameter(s) {', '.join(unknown)}; known: {', '.join(fields) or 'none'}")
     hints = typing.get_type_hints(config_cls)
-    return config_cls(**{k: _coerce(v, hints[k], k) for k, v in params.items()})
+    values = {}
+    for k, v in params.items():
+        try:
+            values[k] = _coerce(v, hints[k], k)
+        except ConfigError as exc:
+            valid = fields[k].metadata.get("range")
+            raise ConfigError(f"{exc}; valid values: {valid}" if valid is not None else str(exc)) from None
+    return config_cls(**values)
 
 
-def describe_config(config_cls: type) -> list[tuple[str, str, Any, str]]:
-    """(name, type, default, help) for each parameter, for ``voxanon list``."""
+def describe_config(config_cls: type) -> list[tuple[str, str, Any, str, Range | None]]:
+    """(name, type, default, help, valid range) for each parameter, for ``voxanon list``."""
     hints = typing.get_type_hints(config_cls)
     rows = []
     for f in dataclasses.fields(config_cls):
@@ -128,5 +170,5 @@ def describe_config(config_cls: type) -> list[tuple[str, str, Any, str]]:
         else:
             default = None
         type_name = getattr(hints[f.name], "__name__", str(hints[f.name]))
-        rows.append((f.name, type_name, default, f.metadata.get("help", "")))
+        rows.append((f.name, type_name, default, f.metadata.get("help", ""), f.metadata.get("range")))
     return rows

@@ -22,6 +22,7 @@ import numpy as np
 from voxanon.anonymizers.base import Anonymizer, param
 from voxanon.anonymizers.steps import at_rate, build_specs, config_hash, normalize_specs, run_at_rate, spawn
 from voxanon.anonymizers.world import WorldDomain, run_world
+from voxanon.errors import ConfigError
 
 
 class Chain(Anonymizer):
@@ -40,7 +41,7 @@ class Chain(Anonymizer):
         def __post_init__(self) -> None:
             steps = normalize_specs(self.steps, "steps")
             if not steps:
-                raise ValueError("steps: give at least one step")
+                raise ConfigError("steps: give at least one step")
             object.__setattr__(self, "steps", steps)
 
         __hash__ = config_hash

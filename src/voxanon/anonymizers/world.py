@@ -27,11 +27,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from voxanon.anonymizers.base import Anonymizer, param
+from voxanon.anonymizers.base import Anonymizer, check_config, param
 from voxanon.anonymizers.steps import build_specs, config_hash, normalize_specs, spawn
 from voxanon.dsp import prosody as pros
 from voxanon.dsp.warp import WARPS, apply_tilt, warp_envelope
 from voxanon.dsp.world import F0_METHODS, WorldFeatures, analyze, synthesize
+from voxanon.errors import ConfigError
+from voxanon.ranges import Range
 
 Transform = Callable[[WorldFeatures, np.random.Generator], WorldFeatures]
 
@@ -43,17 +45,16 @@ class AnalysisConfig:
     """WORLD analysis settings shared by every WORLD-domain anonymizer."""
 
     f0_method: str = param("dio", "F0 estimator: dio (DIO + StoneMask, fast, default) or harvest (8-20x slower)")
-    frame_period: float = param(5.0, "WORLD frame hop in ms")
-    f0_floor: float = param(60.0, "lowest F0 searched (Hz); converted F0 is kept above it")
-    f0_ceil: float = param(600.0, "highest F0 searched (Hz); converted F0 is kept below it")
+    frame_period: float = param(5.0, "WORLD frame hop in ms", range=Range(1, 50))
+    f0_floor: float = param(60.0, "lowest F0 searched (Hz); converted F0 is kept above it", range=Range(20, 500))
+    f0_ceil: float = param(600.0, "highest F0 searched (Hz); converted F0 is kept below it", range=Range(40, 2000))
 
     def __post_init__(self) -> None:
+        check_config(self)
         if self.f0_method not in F0_METHODS:
-            raise ValueError(f"f0_method: {self.f0_method!r} is not one of {', '.join(F0_METHODS)}")
-        if not 0 < self.f0_floor < self.f0_ceil:
-            raise ValueError(f"need 0 < f0_floor < f0_ceil, got {self.f0_floor}, {self.f0_ceil}")
-        if self.frame_period <= 0:
-            raise ValueError(f"frame_period must be positive, got {self.frame_period}")
+            raise ConfigError(f"f0_method: {self.f0_method!r} is not one of {', '.join(F0_METHODS)}")
+        if not self.f0_floor < self.f0_ceil:
+            raise ConfigError(f"need f0_floor < f0_ceil, got {self.f0_floor}, {self.f0_ceil}")
 
 
 def apply_transforms(
@@ -110,13 +111,6 @@ class PseudoSpeaker:
     tilt_db_per_octave: float
 
 
-def check_range(name: str, value: tuple[float, float], positive: bool = True) -> None:
-    """Raise ValueError unless ``value`` is ``(lo, hi)`` with ``lo <= hi`` (and ``lo > 0`` if ``positive``)."""
-    if len(value) != 2 or value[0] > value[1] or (positive and value[0] <= 0):
-        need = "0 < lo <= hi" if positive else "lo <= hi"
-        raise ValueError(f"{name}: expected [lo, hi] with {need}, got {value!r}")
-
-
 def _log_uniform(rng: np.random.Generator, bounds: tuple[float, float]) -> float:
     return float(math.exp(rng.uniform(math.log(bounds[0]), math.log(bounds[1]))))
 
@@ -134,27 +128,30 @@ class World(WorldDomain):
             "from the median F0), female or male",
         )
         gender_threshold_hz: float = param(
-            165.0, "median voiced F0 at or above which the source counts as female"
+            165.0, "median voiced F0 at or above which the source counts as female", range=Range(50, 500)
         )
         male_f0_range: tuple[float, float] = param(
-            (90.0, 150.0), "male target F0 mean (geometric, Hz), drawn log-uniformly in [lo, hi]"
+            (90.0, 150.0), "male target F0 mean (geometric, Hz), drawn log-uniformly in [lo, hi]", range=Range(20, 1000)
         )
         female_f0_range: tuple[float, float] = param(
-            (170.0, 260.0), "female target F0 mean (geometric, Hz), drawn log-uniformly in [lo, hi]"
+            (170.0, 260.0), "female target F0 mean (geometric, Hz), drawn log-uniformly in [lo, hi]",
+            range=Range(20, 1000),
         )
         f0_spread_range: tuple[float, float] = param(
-            (1.5, 3.5), "target std of log-F0 in semitones, drawn uniformly in [lo, hi]"
+            (1.5, 3.5), "target std of log-F0 in semitones, drawn uniformly in [lo, hi]", range=Range(0, 12)
         )
         warp: str = param("bilinear", "spectral-envelope warp: bilinear (all-pass) or vtln (piecewise linear)")
         warp_range: tuple[float, float] = param(
             (0.9, 1.1),
             "warp factor (low-frequency slope; > 1 moves formants up), drawn log-uniformly in [lo, hi]",
+            range=Range(0.5, 2),
         )
         gender_formant_ratio: float = param(
-            1.15, "extra warp factor for male->female (its inverse for female->male) conversions"
+            1.15, "extra warp factor for male->female (its inverse for female->male) conversions", range=Range(0.5, 2)
         )
         tilt_range: tuple[float, float] = param(
-            (0.0, 0.0), "spectral tilt in dB/octave around 1 kHz, drawn uniformly in [lo, hi] (0, 0 = off)"
+            (0.0, 0.0), "spectral tilt in dB/octave around 1 kHz, drawn uniformly in [lo, hi] (0, 0 = off)",
+            range=Range(-24, 24),
         )
         prosody: tuple[dict, ...] = param(
             (), 'WORLD-domain transforms applied after the conversion: [{"method": ..., "params": {...}}, ...]'
@@ -163,15 +160,9 @@ class World(WorldDomain):
         def __post_init__(self) -> None:
             super().__post_init__()
             if self.gender_target not in GENDER_TARGETS:
-                raise ValueError(f"gender_target: {self.gender_target!r} is not one of {', '.join(GENDER_TARGETS)}")
+                raise ConfigError(f"gender_target: {self.gender_target!r} is not one of {', '.join(GENDER_TARGETS)}")
             if self.warp not in WARPS:
-                raise ValueError(f"warp: {self.warp!r} is not one of {', '.join(WARPS)}")
-            for name in ("male_f0_range", "female_f0_range", "warp_range"):
-                check_range(name, getattr(self, name), positive=True)
-            for name in ("f0_spread_range", "tilt_range"):
-                check_range(name, getattr(self, name), positive=False)
-            if self.gender_formant_ratio <= 0:
-                raise ValueError(f"gender_formant_ratio must be positive, got {self.gender_formant_ratio}")
+                raise ConfigError(f"warp: {self.warp!r} is not one of {', '.join(WARPS)}")
             object.__setattr__(self, "prosody", normalize_specs(self.prosody, "prosody"))
 
         __hash__ = config_hash
@@ -181,7 +172,7 @@ class World(WorldDomain):
         self.prosody = build_specs(self.config.prosody, "prosody")
         for i, step in enumerate(self.prosody):
             if not isinstance(step, WorldDomain):
-                raise ValueError(f"prosody[{i}]: {step.name!r} is not a WORLD-domain transform")
+                raise ConfigError(f"prosody[{i}]: {step.name!r} is not a WORLD-domain transform")
 
     def source_gender(self, f0: np.ndarray) -> str | None:
         """``"female"`` or ``"male"`` from the median voiced F0; None without voiced frames."""
