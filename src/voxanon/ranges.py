@@ -46,10 +46,14 @@ class Range:
             return f"{'<' if self.hi_open else '<='} {self.hi:g}"
         return "finite"
 
+    def phrase(self) -> str:
+        """The range as words: ``in [0, 1]``, ``>= 1``."""
+        return f"in {self}" if self.lo is not None and self.hi is not None else str(self)
+
     def check(self, name: str, value: object) -> None:
         """Raise ConfigError unless ``value`` lies in the range; the message names ``name``."""
         if value not in self:
-            raise ConfigError(f"{name} must be a finite number in {self}, got {value!r}")
+            raise ConfigError(f"{name} must be a finite number {self.phrase()}, got {value!r}")
 
     def option(self, kind: Callable[[str], float] = float) -> Callable[[str], float]:
         """An argparse ``type`` converting with ``kind`` and checking the range."""
@@ -58,9 +62,9 @@ class Range:
             try:
                 value = kind(text)
             except ValueError:
-                raise argparse.ArgumentTypeError(f"expected {kind.__name__} in {self}, got {text!r}") from None
+                raise argparse.ArgumentTypeError(f"expected {kind.__name__} {self.phrase()}, got {text!r}") from None
             if value not in self:
-                raise argparse.ArgumentTypeError(f"must be in {self}, got {text}")
+                raise argparse.ArgumentTypeError(f"must be {self.phrase()}, got {text}")
             return value
 
         convert.__name__ = kind.__name__

@@ -7,11 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from voxanon.anonymizers.registry import build
-from voxanon.data.kaldi import DataError
-from voxanon.pipelines.anonymize import LEVELS, anonymize_corpus, output_dir_for, summary_line
-from voxanon.pipelines.ray_backend import RayBackend, worker_table
-from voxanon.pipelines.runstate import FAILURES_FILE, RUN_FILE, RunError
+from voxanon.pipelines.runstate import FAILURES_FILE, RUN_FILE
 
 DESCRIPTION = f"""\
 Anonymize every utterance of INPUT, a Kaldi data directory (has wav.scp) or a
@@ -53,9 +49,11 @@ def _params(args: argparse.Namespace) -> dict:
     return params
 
 
-def _backend(args: argparse.Namespace) -> RayBackend | None:
+def _backend(args: argparse.Namespace):
     """The Ray backend when asked for; its options are errors with the local one."""
     if args.backend == "ray":
+        from voxanon.pipelines.ray_backend import RayBackend
+
         return RayBackend(address=args.address, batch_size=args.batch_size, num_gpus=args.gpus_per_worker)
     given = [name for name in ("address", "batch_size", "gpus_per_worker") if getattr(args, name) is not None]
     if given:
@@ -64,6 +62,12 @@ def _backend(args: argparse.Namespace) -> RayBackend | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from voxanon.anonymizers.registry import build
+    from voxanon.data.kaldi import DataError
+    from voxanon.pipelines.anonymize import anonymize_corpus, output_dir_for, summary_line
+    from voxanon.pipelines.ray_backend import worker_table
+    from voxanon.pipelines.runstate import RunError
+
     try:
         backend = _backend(args)
         anonymizer = build(args.method, _params(args))
@@ -85,6 +89,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_level(p: argparse.ArgumentParser) -> None:
+    from voxanon.pipelines.anonymize import LEVELS
+
+    p.add_argument("--level", choices=LEVELS, default="utterance",
+                   help="RNG per utterance (default) or per speaker (needs utt2spk)")
+
+
 def register(commands) -> None:
     p = commands.top.add_parser("anonymize", help="anonymize a data directory or a folder of audio files",
                                 description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -93,8 +104,7 @@ def register(commands) -> None:
                    help="anonymizer parameter (repeatable; overrides --config)")
     p.add_argument("--config", metavar="PARAMS.json", help="JSON object of anonymizer parameters")
     p.add_argument("--seed", type=int, default=0, help="global seed of the per-utterance RNGs (default 0)")
-    p.add_argument("--level", choices=LEVELS, default="utterance",
-                   help="RNG per utterance (default) or per speaker (needs utt2spk)")
+    p.defer(_add_level)
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="worker processes (default: all cores; 1 runs in-process); Ray: workers (default: its CPUs)")
     p.add_argument("--backend", choices=("local", "ray"), default="local",

@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from voxanon.pipelines.perf import DEFAULT_DURATIONS, default_targets, format_table, run_perf
 
 DESCRIPTION = """\
 Time every registered anonymizer (or --methods) and the evaluation models
@@ -26,6 +25,8 @@ installed), as ratios to the 1-job run.
 
 
 def run(args: argparse.Namespace) -> int:
+    from voxanon.pipelines.perf import DEFAULT_DURATIONS, default_targets, format_table, run_perf
+
     quick = args.quick
     durations = args.durations or ([1.0, 2.0] if quick else list(DEFAULT_DURATIONS))
     repeats = args.repeats or (1 if quick else 3)
@@ -47,11 +48,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_durations(p: argparse.ArgumentParser) -> None:
+    from voxanon.pipelines.perf import DEFAULT_DURATIONS
+
+    p.add_argument("--durations", type=float, nargs="+", metavar="S", help="input durations in seconds "
+                   f"(default {' '.join(f'{d:g}' for d in DEFAULT_DURATIONS)})")
+
+
 def register(commands) -> None:
     p = commands.top.add_parser("perf", help="real-time factor and memory of anonymizers and models",
                                 description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--durations", type=float, nargs="+", metavar="S", help="input durations in seconds "
-                   f"(default {' '.join(f'{d:g}' for d in DEFAULT_DURATIONS)})")
+    p.defer(_add_durations)
     p.add_argument("--repeats", type=int, metavar="N", help="timed calls per duration (default 3)")
     p.add_argument("--methods", nargs="+", metavar="NAME",
                    help="anonymizer names, encoder:ge2e, asr:whisper-tiny (default: all)")

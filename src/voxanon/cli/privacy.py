@@ -8,11 +8,16 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from voxanon.audio.io import AudioError
-from voxanon.data.kaldi import DataError, read_data_dir
-from voxanon.models.speaker import EncoderError
+from voxanon.ranges import Range
 
-_ERRORS = (DataError, AudioError, EncoderError, ValueError, OSError)
+
+def _errors() -> tuple[type[Exception], ...]:
+    """The errors the commands here report as one line (their modules load only when a command runs)."""
+    from voxanon.audio.io import AudioError
+    from voxanon.data.kaldi import DataError
+    from voxanon.models.speaker import EncoderError
+
+    return (DataError, AudioError, EncoderError, ValueError, OSError)
 
 
 def _device(name: str) -> str:
@@ -36,7 +41,7 @@ def run_privacy(args: argparse.Namespace) -> int:
             anon_trials=args.anon_trials, pretrained=args.encoder,
             attacker=f"ecapa:{args.attacker}" if args.attacker else None, cache_dir=args.cache,
             device=_device(args.device), n_boot=args.n_boot, quiet=args.quiet)
-    except _ERRORS as exc:
+    except _errors() as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.out:
@@ -50,6 +55,7 @@ def run_privacy(args: argparse.Namespace) -> int:
 
 
 def run_train(args: argparse.Namespace) -> int:
+    from voxanon.data.kaldi import read_data_dir
     from voxanon.evaluation.asv_training import TrainConfig, train_attacker
     from voxanon.models.speaker.ecapa import EcapaConfig
 
@@ -65,7 +71,7 @@ def run_train(args: argparse.Namespace) -> int:
     try:
         summary = train_attacker(read_data_dir(args.data_dir), args.out_dir, cfg, device=_device(args.device),
                                  quiet=args.quiet)
-    except _ERRORS as exc:
+    except _errors() as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"best validation EER {summary['best_eer']:.2f} %; attacker model: {Path(args.out_dir) / 'best.pt'}")
@@ -78,7 +84,7 @@ def run_librispeech(args: argparse.Namespace) -> int:
     try:
         stats = prepare_librispeech(args.root, args.out, lists=args.lists, enroll_fraction=args.enroll_fraction,
                                     enroll_utts=args.enroll_utts, seed=args.seed)
-    except _ERRORS as exc:
+    except _errors() as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(format_stats(stats))
@@ -99,7 +105,8 @@ def register(commands) -> None:
     p.add_argument("--attacker", help="checkpoint of 'voxanon attacker train' (best.pt) for --aa-semi")
     p.add_argument("--cache", default=".voxanon-cache/embeddings", help="embedding cache directory")
     p.add_argument("--out", help="write the results (JSON) here")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates of the EER interval")
+    p.add_argument("--n-boot", type=Range(1).option(int), default=1000,
+                   help="bootstrap replicates of the EER interval (>= 1)")
     p.add_argument("--device", default="auto", help="cpu, cuda or auto")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(handler=run_privacy)
@@ -126,7 +133,9 @@ def register(commands) -> None:
     d.add_argument("root", help="folder holding LibriSpeech's subsets (dev-clean, test-clean, train-clean-360)")
     d.add_argument("out", help="output folder for the data directories")
     d.add_argument("--lists", help="folder with official VPC lists (libri_dev_enrolls/enrolls, .../trials)")
-    d.add_argument("--enroll-fraction", type=float, default=0.75, help="enrolled share of each gender's speakers")
-    d.add_argument("--enroll-utts", type=int, default=12, help="enrollment utterances per enrolled speaker")
+    d.add_argument("--enroll-fraction", type=Range(0, 1, lo_open=True).option(float), default=0.75,
+                   help="enrolled share of each gender's speakers, in (0, 1]")
+    d.add_argument("--enroll-utts", type=Range(1).option(int), default=12,
+                   help="enrollment utterances per enrolled speaker (>= 1)")
     d.add_argument("--seed", type=int, default=0)
     d.set_defaults(handler=run_librispeech)

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from voxanon.data.kaldi import GENDERS, DataDir, DataError, Trial, write_data_dir
+from voxanon.ranges import Range
 
 SUBSETS = {"dev": "dev-clean", "test": "test-clean"}
 TRAIN_SUBSET = "train-clean-360"
@@ -135,6 +136,8 @@ def _stats(data: DataDir, enroll: list[str], trials: dict[str, list[Trial]]) -> 
 def prepare_librispeech(root: str | os.PathLike, out: str | os.PathLike, *, lists: str | os.PathLike | None = None,
                         enroll_fraction: float = 0.75, enroll_utts: int = 12, seed: int = 0) -> dict:
     """Write the VPC LibriSpeech data directories for the subsets present; returns their statistics."""
+    Range(0, 1, lo_open=True).check("enroll_fraction", enroll_fraction)
+    Range(1).check("enroll_utts", enroll_utts)
     root, out = Path(root), Path(out)
     speakers_file = _find(root, "SPEAKERS.TXT")
     if speakers_file is None:
