@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, param
-from voxanon.audio.io import resample
+from voxanon.audio.io import fit_length, resample
 from voxanon.ranges import Range
 from voxanon.models.asr import DEFAULT_ASR, AsrBackend, load_asr
 from voxanon.models.tts import TtsError, TtsVoice, load_tts
@@ -23,13 +23,6 @@ from voxanon.models.tts import TtsError, TtsVoice, load_tts
 
 #: speaking-rate factors the duration matching may ask of the voice
 _RATE_RANGE = (0.5, 2.0)
-
-
-def fit_length(speech: np.ndarray, n_samples: int) -> np.ndarray:
-    """Cut or zero-pad at the end to exactly ``n_samples``."""
-    out = np.zeros(n_samples, dtype=np.float32)
-    out[: min(n_samples, len(speech))] = speech[:n_samples]
-    return out
 
 
 class Cascade(Anonymizer):

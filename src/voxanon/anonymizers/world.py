@@ -15,7 +15,10 @@ change, is estimated from the utterance's median voiced F0.
 Edge cases: an all-zero input gives an all-zero output of the same length; an
 input shorter than one frame is analysed and converted as a single frame (in
 practice an unvoiced one, so the output is near-silent noise); the
-output always has the input's length and rate.
+output always has the input's length and rate. Input below 16 kHz (telephone
+speech at 8 kHz) is upsampled to 16 kHz for WORLD and the output resampled back
+to the input's rate, because WORLD's aperiodicity estimator (D4C) is not
+reproducible below that rate.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, check_config, param
 from voxanon.anonymizers.steps import build_specs, config_hash, normalize_specs, spawn
+from voxanon.audio.io import fit_length, resample
 from voxanon.dsp import prosody as pros
 from voxanon.dsp.warp import WARPS, apply_tilt, warp_envelope
 from voxanon.dsp.world import F0_METHODS, WorldFeatures, analyze, synthesize
@@ -36,6 +40,11 @@ from voxanon.errors import ConfigError
 from voxanon.ranges import Range
 
 Transform = Callable[[WorldFeatures, np.random.Generator], WorldFeatures]
+
+#: lowest rate WORLD runs at: below about 16 kHz its D4C aperiodicity reads past the
+#: spectrum and is not reproducible (two runs differ in single frames), so such
+#: input is upsampled to this rate for the vocoder and the output resampled back
+MIN_WORLD_RATE = 16000
 
 GENDER_TARGETS = ("any", "opposite", "female", "male")
 
@@ -73,9 +82,16 @@ def run_world(
     rngs: Sequence[np.random.Generator],
     analysis: AnalysisConfig,
 ) -> tuple[np.ndarray, int]:
-    """One analysis, the transforms in order, one synthesis; silence stays silence."""
+    """One analysis, the transforms in order, one synthesis; silence stays silence.
+
+    Input below :data:`MIN_WORLD_RATE` is analysed and synthesised at that rate
+    and resampled back, so the output keeps the input's rate and length.
+    """
     if not np.any(wav):
         return np.zeros(len(wav), dtype=np.float32), sr
+    if sr < MIN_WORLD_RATE:
+        high, _ = run_world(resample(wav, sr, MIN_WORLD_RATE), MIN_WORLD_RATE, transforms, rngs, analysis)
+        return fit_length(resample(high, MIN_WORLD_RATE, sr), len(wav)), sr
     features = analyze(
         wav,
         sr,

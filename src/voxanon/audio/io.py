@@ -95,6 +95,13 @@ def resample(wav: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:
     return soxr.resample(wav, sr_in, sr_out, quality="HQ").astype(np.float32, copy=False)
 
 
+def fit_length(wav: np.ndarray, n_samples: int) -> np.ndarray:
+    """Float32 copy cut or zero-padded at the end to exactly ``n_samples``."""
+    out = np.zeros(n_samples, dtype=np.float32)
+    out[: min(n_samples, len(wav))] = wav[:n_samples]
+    return out
+
+
 def to_pcm16(wav: np.ndarray) -> np.ndarray:
     """Clip to [-1, 1] and quantise to int16 (round to nearest)."""
     return np.round(np.clip(wav, -1.0, 1.0) * 32767.0).astype(np.int16)
