@@ -14,6 +14,7 @@ import hashlib
 import json
 import typing
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -68,6 +69,74 @@ class NoConfig:
     """An anonymizer without parameters."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Chunking:
+    """How a method processes long inputs: chunks of about ``seconds``, each with ``overlap`` seconds of context.
+
+    Cuts fall every ``seconds``, each moved to the quietest ``fade``-long
+    stretch of the input within ``overlap / 2`` of it (a pause, where one
+    exists). Each chunk is processed with ``overlap`` seconds of extra input on
+    both sides, and neighbours are cross-faded (raised cosine, ``fade``
+    seconds) around their cut, so a chunk's own edges never reach the output.
+    Inputs up to ``seconds + 2 * overlap`` run in one piece.
+    """
+
+    seconds: float = 20.0
+    overlap: float = 1.0
+    fade: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not 0 < self.fade <= self.overlap <= self.seconds / 2:
+            raise ConfigError(f"chunking: need 0 < fade <= overlap <= seconds / 2, got {self}")
+
+    def bounds(self, wav: np.ndarray, sr: int) -> list[int]:
+        """Cut points ``[0, ..., len(wav)]``; a last chunk under half ``seconds`` joins its neighbour."""
+        n, core, context = len(wav), round(self.seconds * sr), round(self.overlap * sr)
+        if n <= core + 2 * context:
+            return [0, n]
+        nominal = list(range(core, n, core))
+        if n - nominal[-1] < core // 2:
+            nominal.pop()
+        width, reach = max(1, round(self.fade * sr)), context // 2
+        cuts = []
+        for cut in nominal:  # the quietest fade-long window near the nominal cut
+            power = np.cumsum(np.square(wav[cut - reach - width // 2 : cut + reach + width // 2], dtype=np.float64))
+            energy = power[width:] - power[:-width]
+            cuts.append(cut - reach + int(np.argmin(energy)) if energy.size else cut)
+        return [0, *cuts, n]
+
+    def spans(self, cuts: list[int], sr: int) -> list[tuple[int, int]]:
+        """``(start, stop)`` of each chunk between ``cuts`` with its context."""
+        context = round(self.overlap * sr)
+        return [(max(0, lo - context), min(cuts[-1], hi + context)) for lo, hi in zip(cuts, cuts[1:])]
+
+    def join(self, pieces: Iterable[np.ndarray], cuts: list[int], sr: int) -> np.ndarray:
+        """Cross-fade the outputs of the :meth:`spans` of ``cuts`` (each as long as its span) into one signal."""
+        n, spans = cuts[-1], self.spans(cuts, sr)
+        half = round(self.fade * sr) // 2
+        fade = (np.sin(0.5 * np.pi * (np.arange(2 * half) + 0.5) / (2 * half)) ** 2).astype(np.float32)
+        out = np.zeros(n, dtype=np.float32)
+        for k, ((a, b), piece) in enumerate(zip(spans, pieces, strict=True)):
+            if len(piece) != b - a:
+                raise RuntimeError(f"chunk {k} gave {len(piece)} samples for {b - a}; the method cannot be chunked")
+            first, last = k == 0, k == len(spans) - 1
+            lo, hi = cuts[k] - (0 if first else half), cuts[k + 1] + (0 if last else half)  # its share of the output
+            weight = np.ones(hi - lo, dtype=np.float32)
+            if not first:
+                weight[: 2 * half] = fade
+            if not last:
+                weight[len(weight) - 2 * half :] = fade[::-1]
+            out[lo:hi] += piece[lo - a : hi - a] * weight
+        return out
+
+
+def copy_rng(rng: np.random.Generator) -> np.random.Generator:
+    """A generator in the same state as ``rng`` (every chunk of an utterance makes the same draws)."""
+    clone = np.random.Generator(type(rng.bit_generator)())
+    clone.bit_generator.state = rng.bit_generator.state
+    return clone
+
+
 class Anonymizer(ABC):
     """Base class of all anonymizers.
 
@@ -78,6 +147,9 @@ class Anonymizer(ABC):
     sample_rate : preferred input rate; the runner resamples to it (None: any)
     needs_model : True when the method loads model weights
     offline : True when it runs with what this machine has (no downloads)
+    chunking : set by a method whose working memory grows with the input's
+        length: :meth:`process` then runs long inputs in overlapping chunks
+        (None: the method bounds its memory itself, or cannot be chunked)
     """
 
     name: ClassVar[str]
@@ -85,6 +157,7 @@ class Anonymizer(ABC):
     sample_rate: ClassVar[int | None] = None
     needs_model: ClassVar[bool] = False
     offline: ClassVar[bool] = True
+    chunking: ClassVar[Chunking | None] = None
 
     def __init__(self, config: Any | None = None, **params: Any) -> None:
         if config is None:
@@ -97,6 +170,31 @@ class Anonymizer(ABC):
     @abstractmethod
     def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
         """Anonymize one mono float32 waveform; return (waveform, sample_rate)."""
+
+    def process(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+        """:meth:`anonymize` for an utterance of any length: in chunks when the method declares ``chunking``.
+
+        This is what runners call. Every chunk starts from the utterance's rng
+        in the same state, so the draws (the pseudo-speaker) are the same for
+        every chunk; chunk outputs must keep the chunk's rate and length.
+        """
+        if self.chunking is None:
+            return self.anonymize(wav, sr, rng)
+        cuts = self.chunking.bounds(wav, sr)
+        if len(cuts) == 2:
+            return self.anonymize(wav, sr, rng)
+        return self.anonymize_in_chunks(wav, sr, rng, cuts), sr
+
+    def anonymize_in_chunks(self, wav: np.ndarray, sr: int, rng: np.random.Generator, cuts: list[int]) -> np.ndarray:
+        """Anonymize each chunk between ``cuts`` with a copy of ``rng``; join them cross-faded."""
+        pieces = (self._chunk(wav[a:b], sr, copy_rng(rng)) for a, b in self.chunking.spans(cuts, sr))
+        return self.chunking.join(pieces, cuts, sr)
+
+    def _chunk(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> np.ndarray:
+        out, out_sr = self.anonymize(wav, sr, rng)
+        if out_sr != sr:
+            raise RuntimeError(f"{self.name}: chunk output at {out_sr} Hz for input at {sr} Hz; cannot be chunked")
+        return out
 
     def settings(self) -> dict[str, Any]:
         """Name and parameters, JSON-serialisable (recorded next to every output)."""

@@ -71,6 +71,6 @@ def at_rate(wav: np.ndarray, sr: int, target: int | None) -> tuple[np.ndarray, i
 
 
 def run_at_rate(anonymizer: Anonymizer, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Resample to the anonymizer's preferred rate, then anonymize."""
+    """Resample to the anonymizer's preferred rate, then anonymize (in chunks when the method asks)."""
     wav, sr = at_rate(wav, sr, anonymizer.sample_rate)
-    return anonymizer.anonymize(wav, sr, rng)
+    return anonymizer.process(wav, sr, rng)

@@ -30,12 +30,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from voxanon.anonymizers.base import Anonymizer, check_config, param
+from voxanon.anonymizers.base import Anonymizer, Chunking, check_config, copy_rng, param
 from voxanon.anonymizers.steps import build_specs, config_hash, normalize_specs, spawn
 from voxanon.audio.io import fit_length, resample
 from voxanon.dsp import prosody as pros
 from voxanon.dsp.warp import WARPS, apply_tilt, warp_envelope
-from voxanon.dsp.world import F0_METHODS, WorldFeatures, analyze, synthesize
+from voxanon.dsp.world import F0_METHODS, WorldFeatures, analyze, estimate_f0, synthesize
 from voxanon.errors import ConfigError
 from voxanon.ranges import Range
 
@@ -81,16 +81,19 @@ def run_world(
     transforms: Sequence[Transform],
     rngs: Sequence[np.random.Generator],
     analysis: AnalysisConfig,
+    reference_f0: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int]:
     """One analysis, the transforms in order, one synthesis; silence stays silence.
 
     Input below :data:`MIN_WORLD_RATE` is analysed and synthesised at that rate
     and resampled back, so the output keeps the input's rate and length.
+    ``reference_f0``: the whole utterance's F0 when ``wav`` is one chunk of it.
     """
     if not np.any(wav):
         return np.zeros(len(wav), dtype=np.float32), sr
     if sr < MIN_WORLD_RATE:
-        high, _ = run_world(resample(wav, sr, MIN_WORLD_RATE), MIN_WORLD_RATE, transforms, rngs, analysis)
+        high, _ = run_world(resample(wav, sr, MIN_WORLD_RATE), MIN_WORLD_RATE, transforms, rngs, analysis,
+                            reference_f0)
         return fit_length(resample(high, MIN_WORLD_RATE, sr), len(wav)), sr
     features = analyze(
         wav,
@@ -99,14 +102,29 @@ def run_world(
         f0_floor=analysis.f0_floor,
         f0_ceil=analysis.f0_ceil,
         frame_period=analysis.frame_period,
-    )
+    ).replace(reference_f0=reference_f0)
     return synthesize(apply_transforms(features, transforms, rngs)), sr
 
 
+def utterance_f0(wav: np.ndarray, sr: int, cuts: Sequence[int], analysis: AnalysisConfig) -> np.ndarray:
+    """F0 track of a long utterance, estimated chunk by chunk between ``cuts`` (for its statistics)."""
+    return np.concatenate([
+        estimate_f0(wav[lo:hi], sr, method=analysis.f0_method, f0_floor=analysis.f0_floor,
+                    f0_ceil=analysis.f0_ceil, frame_period=analysis.frame_period)[0]
+        for lo, hi in zip(cuts, cuts[1:])
+    ])
+
+
 class WorldDomain(Anonymizer):
-    """An anonymizer that is a transform of WORLD features (its Config extends :class:`AnalysisConfig`)."""
+    """An anonymizer that is a transform of WORLD features (its Config extends :class:`AnalysisConfig`).
+
+    Long inputs run in chunks (WORLD's features take about 5 kB per 5 ms frame
+    at 16 kHz, 17.7 GB at peak for one hour in one piece); every chunk draws the
+    same pseudo-speaker and converts against the whole utterance's F0 statistics.
+    """
 
     Config = AnalysisConfig
+    chunking = Chunking(seconds=20.0, overlap=1.0, fade=0.02)
 
     @abstractmethod
     def transform(self, features: WorldFeatures, rng: np.random.Generator) -> WorldFeatures:
@@ -114,6 +132,13 @@ class WorldDomain(Anonymizer):
 
     def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
         return run_world(wav, sr, [self.transform], [rng], self.config)
+
+    def anonymize_in_chunks(self, wav: np.ndarray, sr: int, rng: np.random.Generator, cuts: list[int]) -> np.ndarray:
+        """Chunks as the base class, with the whole utterance's F0 as every chunk's reference."""
+        reference = utterance_f0(wav, sr, cuts, self.config)
+        pieces = (run_world(wav[a:b], sr, [self.transform], [copy_rng(rng)], self.config, reference)[0]
+                  for a, b in self.chunking.spans(cuts, sr))
+        return self.chunking.join(pieces, cuts, sr)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -218,8 +243,9 @@ class World(WorldDomain):
 
     def convert(self, features: WorldFeatures, rng: np.random.Generator) -> WorldFeatures:
         """Features of the utterance re-voiced by a pseudo-speaker drawn from ``rng``."""
-        speaker = self.draw_speaker(rng, features.f0)
-        f0 = pros.map_log_f0(features.f0, math.log(speaker.f0_mean_hz), speaker.f0_spread_st * math.log(2) / 12)
+        speaker = self.draw_speaker(rng, features.utterance_f0)
+        f0 = pros.map_log_f0(features.f0, math.log(speaker.f0_mean_hz), speaker.f0_spread_st * math.log(2) / 12,
+                             reference=features.reference_f0)
         f0 = np.where(pros.voiced(f0), np.clip(f0, self.config.f0_floor, self.config.f0_ceil), 0.0)
         sp = warp_envelope(features.sp, speaker.warp_factor, self.config.warp)
         if speaker.tilt_db_per_octave:

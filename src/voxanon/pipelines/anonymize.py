@@ -141,7 +141,7 @@ def _anonymize_one(anonymizer: Anonymizer, job: Job, seed: int | str) -> Result:
         in_seconds = len(wav) / sr
         if anonymizer.sample_rate and sr != anonymizer.sample_rate:
             wav, sr = resample(wav, sr, anonymizer.sample_rate), anonymizer.sample_rate
-        out, out_sr = anonymizer.anonymize(wav, sr, utterance_rng(seed, job.key))
+        out, out_sr = anonymizer.process(wav, sr, utterance_rng(seed, job.key))
         out = np.asarray(out)
         write_wav(job.out, out, int(out_sr))
         return Result(job, in_seconds, len(out) / int(out_sr), None)
