@@ -100,8 +100,9 @@ class Chunking:
         width, reach = max(1, round(self.fade * sr)), context // 2
         cuts = []
         for cut in nominal:  # the quietest fade-long window near the nominal cut
-            power = np.cumsum(np.square(wav[cut - reach - width // 2 : cut + reach + width // 2], dtype=np.float64))
-            energy = power[width:] - power[:-width]
+            segment = wav[cut - reach - width // 2 : cut + reach + width // 2]
+            power = np.concatenate([[0.0], np.cumsum(np.square(segment, dtype=np.float64))])
+            energy = power[width:] - power[:-width]  # energy[j]: segment[j : j + width], centred at cut - reach + j
             cuts.append(cut - reach + int(np.argmin(energy)) if energy.size else cut)
         return [0, *cuts, n]
 
