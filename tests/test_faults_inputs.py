@@ -11,11 +11,17 @@ import re
 import subprocess
 import sys
 
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 from voxanon.anonymizers.registry import build
+from voxanon.audio.io import AudioError, load_audio, wav_truncation, write_wav
 from voxanon.cli import main
-from voxanon.errors import ConfigError
+from voxanon.data.kaldi import DataDir, Trial, check_trial_labels, read_data_dir, read_text_file, write_data_dir
+from voxanon.data.librispeech import prepare_librispeech
+from voxanon.errors import ConfigError, DataError
 
 HEAVY = ("numpy", "scipy", "matplotlib", "torch", "soundfile", "soxr", "pyworld", "voxanon.metrics")
 
@@ -84,3 +90,91 @@ def test_list_shows_parameter_ranges(capsys: pytest.CaptureFixture) -> None:
     assert main(["list"]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if "--param lp_order=" in line]
     assert lines and lines[0].endswith("LPC order (valid: [1, 100])")
+
+
+# --- item 9: inputs, one clear DataError line each -------------------------------------------------------------
+
+
+def _data_dir(path: Path, wav_scp: bytes = b"u1 /x/u1.wav\nu2 /x/u2.wav\n") -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "wav.scp").write_bytes(wav_scp)
+    (path / "utt2spk").write_text("u1 s1\nu2 s2\n")
+    return path
+
+
+def test_missing_data_dir_is_named(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"nope: no such folder; give a data directory"):
+        read_data_dir(tmp_path / "nope")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(DataError, match=r"file: not a folder"):
+        read_data_dir(tmp_path / "file")
+
+
+def test_unreadable_data_file_is_one_line(tmp_path: Path) -> None:
+    d = _data_dir(tmp_path / "d")
+    (d / "text").mkdir()  # a folder where a file should be: reading it fails with an OSError
+    with pytest.raises(DataError, match=r"text: cannot read"):
+        read_text_file(d / "text")
+
+
+def test_bom_in_wav_scp_names_wav_scp(tmp_path: Path) -> None:
+    d = _data_dir(tmp_path / "d", b"\xef\xbb\xbfu1 /x/u1.wav\nu2 /x/u2.wav\n")
+    with pytest.raises(DataError, match=r"d/wav\.scp:1: starts with a UTF-8 byte-order mark"):
+        read_data_dir(d)
+
+
+def test_latin1_librispeech_transcript_is_named(tmp_path: Path) -> None:
+    from test_librispeech_prep import make_tree
+
+    root = make_tree(tmp_path / "ls")
+    trans = root / "LibriSpeech" / "dev-clean" / "11" / "100" / "11-100.trans.txt"
+    trans.write_bytes(trans.read_bytes().replace(b"WORDS OF UTTERANCE 2", b"CAF\xc9 2"))
+    with pytest.raises(DataError, match=r"11-100\.trans\.txt:3: not valid UTF-8 \(byte 0xc9\)"):
+        prepare_librispeech(root, tmp_path / "out")
+
+
+def test_pipe_that_prints_text_shows_the_command() -> None:
+    with pytest.raises(AudioError, match=r"pipe command 'echo not audio' printed text that is not audio") as info:
+        load_audio("echo not audio |")
+    assert "BytesIO" not in str(info.value)
+
+
+def test_id_with_a_space_is_refused_when_writing_and_explained_when_reading(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"utterance id 'a b' contains whitespace; ids cannot contain spaces"):
+        write_data_dir(DataDir(wav_scp={"a b": "/x/a b.wav"}), tmp_path / "out")
+    d = _data_dir(tmp_path / "d")
+    (d / "utt2spk").write_text("u1 s1\nu 2 s2\n")
+    with pytest.raises(DataError, match=r"utt2spk:2: .*ids cannot contain spaces"):
+        read_data_dir(d)
+
+
+@pytest.mark.parametrize("label, have", [("target", "target"), ("nontarget", "non-target")])
+def test_one_sided_trials_name_the_trial_dir_and_gender(tmp_path: Path, label: str, have: str) -> None:
+    trials = DataDir(path=tmp_path / "trials_f", trials=[Trial("s1", "u1", label == "target"),
+                                                          Trial("s1", "u2", label == "target")])
+    with pytest.raises(DataError, match=rf"trials_f/trials: gender f has only {have} trials"):
+        check_trial_labels(trials, {"s1": "f"})
+    check_trial_labels(DataDir(trials=[Trial("s1", "u1", True), Trial("s1", "u2", False)]), {"s1": "f"})
+
+
+def test_truncated_wav_reports_expected_and_present_frames(tmp_path: Path) -> None:
+    path = tmp_path / "a.wav"
+    write_wav(path, np.full(16000, 0.1, dtype=np.float32), 16000)
+    assert wav_truncation(path) is None
+    path.write_bytes(path.read_bytes()[: 44 + 2 * 6000 + 1])
+    assert wav_truncation(path) == (16000, 6000)
+    assert wav_truncation(tmp_path / "missing.wav") is None
+
+
+# --- item 11: LibriSpeech under a root with spaces and non-ASCII characters ---------------------------------------
+
+
+def test_librispeech_pipes_survive_spaces_and_unicode(tmp_path: Path) -> None:
+    from test_librispeech_prep import make_tree
+
+    root = make_tree(tmp_path / "my corpora" / "Libri Spëech ü'$x")
+    prepare_librispeech(root, tmp_path / "out", enroll_fraction=0.67, enroll_utts=2)
+    data = read_data_dir(tmp_path / "out" / "libri_dev_trials_f")
+    for entry in list(data.wav_scp.values())[:2]:
+        wav, sr = load_audio(entry)
+        assert sr == 16000 and len(wav) == 800
