@@ -123,7 +123,7 @@ def test_config_coercion_errors_name_the_parameter(params, message) -> None:
 
 def test_describe_config() -> None:
     rows = describe_config(Typed)
-    assert rows[0] == ("n", "int", 3, "an int")
+    assert rows[0] == ("n", "int", 3, "an int", None)
     assert rows[4][2] == (1.0, 2.0)
 
 

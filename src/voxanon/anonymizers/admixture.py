@@ -16,6 +16,7 @@ import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, param
 from voxanon.anonymizers.steps import build_specs, config_hash, normalize_specs, run_at_rate
+from voxanon.errors import ConfigError
 
 
 class Admixture(Anonymizer):
@@ -37,13 +38,13 @@ class Admixture(Anonymizer):
         def __post_init__(self) -> None:
             components = normalize_specs(self.components, "components", extra=("p",))
             if not components:
-                raise ValueError("components: give at least one component")
+                raise ConfigError("components: give at least one component")
             for i, c in enumerate(components):
                 if isinstance(c["p"], bool) or not isinstance(c["p"], (int, float)) or not c["p"] >= 0:
-                    raise ValueError(f"components[{i}]: p must be a non-negative number, got {c['p']!r}")
+                    raise ConfigError(f"components[{i}]: p must be a non-negative number, got {c['p']!r}")
             total = sum(c["p"] for c in components)
             if not math.isclose(total, 1.0, abs_tol=1e-6):
-                raise ValueError(f"components: probabilities sum to {total}, not 1")
+                raise ConfigError(f"components: probabilities sum to {total}, not 1")
             object.__setattr__(self, "components", components)
 
         __hash__ = config_hash

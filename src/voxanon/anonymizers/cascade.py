@@ -15,20 +15,14 @@ import warnings
 import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, param
-from voxanon.audio.io import resample
+from voxanon.audio.io import fit_length, resample
+from voxanon.ranges import Range
 from voxanon.models.asr import DEFAULT_ASR, AsrBackend, load_asr
 from voxanon.models.tts import TtsError, TtsVoice, load_tts
 
 
 #: speaking-rate factors the duration matching may ask of the voice
 _RATE_RANGE = (0.5, 2.0)
-
-
-def fit_length(speech: np.ndarray, n_samples: int) -> np.ndarray:
-    """Cut or zero-pad at the end to exactly ``n_samples``."""
-    out = np.zeros(n_samples, dtype=np.float32)
-    out[: min(n_samples, len(speech))] = speech[:n_samples]
-    return out
 
 
 class Cascade(Anonymizer):
@@ -55,7 +49,9 @@ class Cascade(Anonymizer):
         asr: str = param(DEFAULT_ASR, "ASR backend: whisper-tiny, pocketsphinx or wav2vec2:<dir>")
         tts: str = param("piper", "voice: piper, espeak-ng[:<voice>], flite:<voice> or festival:<voice>")
         match_duration: bool = param(True, "speak at the rate that fills the input's duration, then pad/cut")
-        threads: int = param(1, "CPU threads of the ASR and the voice per worker process (0: library default)")
+        threads: int = param(
+            1, "CPU threads of the ASR and the voice per worker process (0: library default)", range=Range(0, 256)
+        )
 
     def __init__(self, config=None, **params) -> None:
         super().__init__(config, **params)

@@ -11,6 +11,10 @@ analysis settings of the run's first step; each step transforms the features of
 the previous one. This saves time and vocoder passes, and a fused chain
 ``[world, t1, t2]`` gives exactly the output of ``world`` with
 ``prosody = [t1, t2]``.
+
+Long inputs: a chain of steps that keep the input's rate is chunked as a
+whole with the first step's chunking (each chunk runs every step, converting
+against that chunk's F0 statistics); in other chains each step chunks itself.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import numpy as np
 from voxanon.anonymizers.base import Anonymizer, param
 from voxanon.anonymizers.steps import at_rate, build_specs, config_hash, normalize_specs, run_at_rate, spawn
 from voxanon.anonymizers.world import WorldDomain, run_world
+from voxanon.errors import ConfigError
 
 
 class Chain(Anonymizer):
@@ -40,7 +45,7 @@ class Chain(Anonymizer):
         def __post_init__(self) -> None:
             steps = normalize_specs(self.steps, "steps")
             if not steps:
-                raise ValueError("steps: give at least one step")
+                raise ConfigError("steps: give at least one step")
             object.__setattr__(self, "steps", steps)
 
         __hash__ = config_hash
@@ -49,6 +54,8 @@ class Chain(Anonymizer):
         super().__init__(config, **params)
         self.steps = build_specs(self.config.steps, "steps")
         self.needs_model = any(s.needs_model for s in self.steps)
+        if all(s.sample_rate is None for s in self.steps):  # rate-keeping steps: chunk the chain as a whole
+            self.chunking = next((s.chunking for s in self.steps if s.chunking is not None), None)
 
     def groups(self) -> list[list[int]]:
         """Step indices grouped as they run: fused WORLD runs together, every other step alone."""

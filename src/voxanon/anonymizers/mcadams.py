@@ -14,7 +14,9 @@ import dataclasses
 
 import numpy as np
 
-from voxanon.anonymizers.base import Anonymizer, param
+from voxanon.anonymizers.base import Anonymizer, check_config, param
+from voxanon.errors import ConfigError
+from voxanon.ranges import Range
 from voxanon.dsp.mcadams import mcadams, normalization_gain
 
 
@@ -22,22 +24,21 @@ from voxanon.dsp.mcadams import mcadams, normalization_gain
 class McAdamsConfig:
     """Parameters of the McAdams anonymizer (VPC 2024 B2 defaults)."""
 
-    alpha_min: float = param(0.5, "lowest McAdams coefficient drawn per utterance")
-    alpha_max: float = param(0.9, "highest McAdams coefficient drawn per utterance")
-    alpha: float | None = param(None, "fixed McAdams coefficient for every utterance (None: draw one)")
-    winlen: float = param(0.02, "analysis/synthesis window length in seconds")
-    shift: float = param(0.01, "hop between frames in seconds")
-    lp_order: int = param(20, "LPC order")
+    alpha_min: float = param(0.5, "lowest McAdams coefficient drawn per utterance", range=Range(0, 2, lo_open=True))
+    alpha_max: float = param(0.9, "highest McAdams coefficient drawn per utterance", range=Range(0, 2, lo_open=True))
+    alpha: float | None = param(
+        None, "fixed McAdams coefficient for every utterance (None: draw one)", range=Range(0, 2, lo_open=True)
+    )
+    winlen: float = param(0.02, "analysis/synthesis window length in seconds", range=Range(0.005, 0.2))
+    shift: float = param(0.01, "hop between frames in seconds", range=Range(0.001, 0.1))
+    lp_order: int = param(20, "LPC order", range=Range(1, 100))
 
     def __post_init__(self) -> None:
-        if not 0 < self.alpha_min <= self.alpha_max:
-            raise ValueError(f"need 0 < alpha_min <= alpha_max, got {self.alpha_min}, {self.alpha_max}")
-        if self.alpha is not None and not self.alpha > 0:
-            raise ValueError(f"alpha must be > 0, got {self.alpha}")
-        if not 0 < self.shift <= self.winlen:
-            raise ValueError(f"need 0 < shift <= winlen, got shift={self.shift}, winlen={self.winlen}")
-        if self.lp_order < 1:
-            raise ValueError(f"lp_order must be >= 1, got {self.lp_order}")
+        check_config(self)
+        if not self.alpha_min <= self.alpha_max:
+            raise ConfigError(f"need alpha_min <= alpha_max, got {self.alpha_min}, {self.alpha_max}")
+        if not self.shift <= self.winlen:
+            raise ConfigError(f"need shift <= winlen, got shift={self.shift}, winlen={self.winlen}")
 
 
 class McAdams(Anonymizer):

@@ -17,9 +17,11 @@ import dataclasses
 import numpy as np
 
 from voxanon.anonymizers.base import param
-from voxanon.anonymizers.world import AnalysisConfig, WorldDomain, check_range
+from voxanon.anonymizers.world import AnalysisConfig, WorldDomain
 from voxanon.dsp import prosody as pros
 from voxanon.dsp.world import WorldFeatures
+from voxanon.errors import ConfigError
+from voxanon.ranges import Range
 
 
 def _frames(ms: float, features: WorldFeatures) -> int:
@@ -33,15 +35,12 @@ class F0MeanReversion(WorldDomain):
 
     @dataclasses.dataclass(frozen=True)
     class Config(AnalysisConfig):
-        strength: float = param(0.5, "fraction of each frame's deviation from the moving average removed, in [0, 1]")
-        window_ms: float = param(300.0, "length of the centred moving-average window (ms, voiced frames only)")
-
-        def __post_init__(self) -> None:
-            super().__post_init__()
-            if not 0.0 <= self.strength <= 1.0:
-                raise ValueError(f"strength must lie in [0, 1], got {self.strength}")
-            if self.window_ms <= 0:
-                raise ValueError(f"window_ms must be positive, got {self.window_ms}")
+        strength: float = param(
+            0.5, "fraction of each frame's deviation from the moving average removed", range=Range(0, 1)
+        )
+        window_ms: float = param(
+            300.0, "length of the centred moving-average window (ms, voiced frames only)", range=Range(1, 10000)
+        )
 
     def transform(self, features: WorldFeatures, rng: np.random.Generator) -> WorldFeatures:
         window = _frames(self.config.window_ms, features)
@@ -55,12 +54,9 @@ class F0Noise(WorldDomain):
 
     @dataclasses.dataclass(frozen=True)
     class Config(AnalysisConfig):
-        std_hz: float = param(10.0, "standard deviation of the noise added to each voiced frame (Hz)")
-
-        def __post_init__(self) -> None:
-            super().__post_init__()
-            if self.std_hz < 0:
-                raise ValueError(f"std_hz must be non-negative, got {self.std_hz}")
+        std_hz: float = param(
+            10.0, "standard deviation of the noise added to each voiced frame (Hz)", range=Range(0, 200)
+        )
 
     def transform(self, features: WorldFeatures, rng: np.random.Generator) -> WorldFeatures:
         return features.replace(f0=pros.add_noise(features.f0, self.config.std_hz, rng))
@@ -73,11 +69,9 @@ class F0Scale(WorldDomain):
 
     @dataclasses.dataclass(frozen=True)
     class Config(AnalysisConfig):
-        factor_range: tuple[float, float] = param((0.8, 1.2), "F0 factor drawn uniformly in [lo, hi]")
-
-        def __post_init__(self) -> None:
-            super().__post_init__()
-            check_range("factor_range", self.factor_range)
+        factor_range: tuple[float, float] = param(
+            (0.8, 1.2), "F0 factor drawn uniformly in [lo, hi]", range=Range(0.25, 4)
+        )
 
     def transform(self, features: WorldFeatures, rng: np.random.Generator) -> WorldFeatures:
         return features.replace(f0=features.f0 * rng.uniform(*self.config.factor_range))
@@ -90,21 +84,20 @@ class SegmentScaling(WorldDomain):
 
     @dataclasses.dataclass(frozen=True)
     class Config(AnalysisConfig):
-        f0_range: tuple[float, float] = param((0.6, 1.4), "per-segment F0 factor, drawn uniformly in [lo, hi]")
+        f0_range: tuple[float, float] = param(
+            (0.6, 1.4), "per-segment F0 factor, drawn uniformly in [lo, hi]", range=Range(0.25, 4)
+        )
         energy_range: tuple[float, float] = param(
-            (0.6, 1.4), "per-segment amplitude factor (envelope power scales by its square), uniform in [lo, hi]"
+            (0.6, 1.4), "per-segment amplitude factor (envelope power scales by its square), uniform in [lo, hi]",
+            range=Range(0, 4, lo_open=True),
         )
         segments: str = param("voicing", "segments: voicing (runs of voiced or unvoiced frames) or fixed spans")
-        span_ms: float = param(200.0, "length of a fixed span (ms), used when segments = fixed")
+        span_ms: float = param(200.0, "length of a fixed span (ms), used when segments = fixed", range=Range(1, 10000))
 
         def __post_init__(self) -> None:
             super().__post_init__()
-            check_range("f0_range", self.f0_range)
-            check_range("energy_range", self.energy_range)
             if self.segments not in ("voicing", "fixed"):
-                raise ValueError(f"segments: {self.segments!r} is not one of voicing, fixed")
-            if self.span_ms <= 0:
-                raise ValueError(f"span_ms must be positive, got {self.span_ms}")
+                raise ConfigError(f"segments: {self.segments!r} is not one of voicing, fixed")
 
     def bounds(self, features: WorldFeatures) -> np.ndarray:
         """``(k, 2)`` start/stop frames of the segments of an utterance."""

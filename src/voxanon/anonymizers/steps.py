@@ -17,27 +17,28 @@ import numpy as np
 from voxanon.anonymizers import registry
 from voxanon.anonymizers.base import Anonymizer
 from voxanon.audio.io import resample
+from voxanon.errors import ConfigError
 
 
 def normalize_specs(specs: Iterable[Any], field: str, extra: tuple[str, ...] = ()) -> tuple[dict[str, Any], ...]:
     """Validated deep copies of ``{"method", "params"[, extra...]}`` dicts; errors name ``field[i]``."""
     if isinstance(specs, (str, dict)):
-        raise ValueError(f"{field}: expected a list of {{'method': ..., 'params': {{...}}}} objects, got {specs!r}")
+        raise ConfigError(f"{field}: expected a list of {{'method': ..., 'params': {{...}}}} objects, got {specs!r}")
     out = []
     for i, spec in enumerate(specs):
         if not isinstance(spec, dict) or not isinstance(spec.get("method"), str):
-            raise ValueError(f"{field}[{i}]: expected an object with a 'method' name, got {spec!r}")
+            raise ConfigError(f"{field}[{i}]: expected an object with a 'method' name, got {spec!r}")
         unknown = sorted(set(spec) - {"method", "params", *extra})
         missing = sorted(set(extra) - set(spec))
         if unknown or missing:
-            raise ValueError(f"{field}[{i}]: unknown key(s) {unknown}, missing key(s) {missing}")
+            raise ConfigError(f"{field}[{i}]: unknown key(s) {unknown}, missing key(s) {missing}")
         params = spec.get("params") or {}
         if not isinstance(params, dict):
-            raise ValueError(f"{field}[{i}]: 'params' must be an object, got {params!r}")
+            raise ConfigError(f"{field}[{i}]: 'params' must be an object, got {params!r}")
         try:
             out.append(json.loads(json.dumps({**spec, "params": params})))
         except TypeError as exc:
-            raise ValueError(f"{field}[{i}]: not JSON-serialisable ({exc})") from None
+            raise ConfigError(f"{field}[{i}]: not JSON-serialisable ({exc})") from None
     return tuple(out)
 
 
@@ -48,7 +49,7 @@ def build_specs(specs: Iterable[dict[str, Any]], field: str) -> list[Anonymizer]
         try:
             built.append(registry.build(spec["method"], spec["params"]))
         except (KeyError, ValueError, TypeError) as exc:
-            raise ValueError(f"{field}[{i}] ({spec['method']}): {exc}") from exc
+            raise ConfigError(f"{field}[{i}] ({spec['method']}): {exc}") from exc
     return built
 
 
@@ -70,6 +71,6 @@ def at_rate(wav: np.ndarray, sr: int, target: int | None) -> tuple[np.ndarray, i
 
 
 def run_at_rate(anonymizer: Anonymizer, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Resample to the anonymizer's preferred rate, then anonymize."""
+    """Resample to the anonymizer's preferred rate, then anonymize (in chunks when the method asks)."""
     wav, sr = at_rate(wav, sr, anonymizer.sample_rate)
-    return anonymizer.anonymize(wav, sr, rng)
+    return anonymizer.process(wav, sr, rng)

@@ -15,7 +15,10 @@ change, is estimated from the utterance's median voiced F0.
 Edge cases: an all-zero input gives an all-zero output of the same length; an
 input shorter than one frame is analysed and converted as a single frame (in
 practice an unvoiced one, so the output is near-silent noise); the
-output always has the input's length and rate.
+output always has the input's length and rate. Input below 16 kHz (telephone
+speech at 8 kHz) is upsampled to 16 kHz for WORLD and the output resampled back
+to the input's rate, because WORLD's aperiodicity estimator (D4C) is not
+reproducible below that rate.
 """
 
 from __future__ import annotations
@@ -27,13 +30,21 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from voxanon.anonymizers.base import Anonymizer, param
+from voxanon.anonymizers.base import Anonymizer, Chunking, check_config, copy_rng, param
 from voxanon.anonymizers.steps import build_specs, config_hash, normalize_specs, spawn
+from voxanon.audio.io import fit_length, resample
 from voxanon.dsp import prosody as pros
 from voxanon.dsp.warp import WARPS, apply_tilt, warp_envelope
-from voxanon.dsp.world import F0_METHODS, WorldFeatures, analyze, synthesize
+from voxanon.dsp.world import F0_METHODS, WorldFeatures, analyze, estimate_f0, synthesize
+from voxanon.errors import ConfigError
+from voxanon.ranges import Range
 
 Transform = Callable[[WorldFeatures, np.random.Generator], WorldFeatures]
+
+#: lowest rate WORLD runs at: below about 16 kHz its D4C aperiodicity reads past the
+#: spectrum and is not reproducible (two runs differ in single frames), so such
+#: input is upsampled to this rate for the vocoder and the output resampled back
+MIN_WORLD_RATE = 16000
 
 GENDER_TARGETS = ("any", "opposite", "female", "male")
 
@@ -43,17 +54,16 @@ class AnalysisConfig:
     """WORLD analysis settings shared by every WORLD-domain anonymizer."""
 
     f0_method: str = param("dio", "F0 estimator: dio (DIO + StoneMask, fast, default) or harvest (8-20x slower)")
-    frame_period: float = param(5.0, "WORLD frame hop in ms")
-    f0_floor: float = param(60.0, "lowest F0 searched (Hz); converted F0 is kept above it")
-    f0_ceil: float = param(600.0, "highest F0 searched (Hz); converted F0 is kept below it")
+    frame_period: float = param(5.0, "WORLD frame hop in ms", range=Range(1, 50))
+    f0_floor: float = param(60.0, "lowest F0 searched (Hz); converted F0 is kept above it", range=Range(20, 500))
+    f0_ceil: float = param(600.0, "highest F0 searched (Hz); converted F0 is kept below it", range=Range(40, 2000))
 
     def __post_init__(self) -> None:
+        check_config(self)
         if self.f0_method not in F0_METHODS:
-            raise ValueError(f"f0_method: {self.f0_method!r} is not one of {', '.join(F0_METHODS)}")
-        if not 0 < self.f0_floor < self.f0_ceil:
-            raise ValueError(f"need 0 < f0_floor < f0_ceil, got {self.f0_floor}, {self.f0_ceil}")
-        if self.frame_period <= 0:
-            raise ValueError(f"frame_period must be positive, got {self.frame_period}")
+            raise ConfigError(f"f0_method: {self.f0_method!r} is not one of {', '.join(F0_METHODS)}")
+        if not self.f0_floor < self.f0_ceil:
+            raise ConfigError(f"need f0_floor < f0_ceil, got {self.f0_floor}, {self.f0_ceil}")
 
 
 def apply_transforms(
@@ -71,10 +81,20 @@ def run_world(
     transforms: Sequence[Transform],
     rngs: Sequence[np.random.Generator],
     analysis: AnalysisConfig,
+    reference_f0: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int]:
-    """One analysis, the transforms in order, one synthesis; silence stays silence."""
+    """One analysis, the transforms in order, one synthesis; silence stays silence.
+
+    Input below :data:`MIN_WORLD_RATE` is analysed and synthesised at that rate
+    and resampled back, so the output keeps the input's rate and length.
+    ``reference_f0``: the whole utterance's F0 when ``wav`` is one chunk of it.
+    """
     if not np.any(wav):
         return np.zeros(len(wav), dtype=np.float32), sr
+    if sr < MIN_WORLD_RATE:
+        high, _ = run_world(resample(wav, sr, MIN_WORLD_RATE), MIN_WORLD_RATE, transforms, rngs, analysis,
+                            reference_f0)
+        return fit_length(resample(high, MIN_WORLD_RATE, sr), len(wav)), sr
     features = analyze(
         wav,
         sr,
@@ -82,14 +102,29 @@ def run_world(
         f0_floor=analysis.f0_floor,
         f0_ceil=analysis.f0_ceil,
         frame_period=analysis.frame_period,
-    )
+    ).replace(reference_f0=reference_f0)
     return synthesize(apply_transforms(features, transforms, rngs)), sr
 
 
+def utterance_f0(wav: np.ndarray, sr: int, cuts: Sequence[int], analysis: AnalysisConfig) -> np.ndarray:
+    """F0 track of a long utterance, estimated chunk by chunk between ``cuts`` (for its statistics)."""
+    return np.concatenate([
+        estimate_f0(wav[lo:hi], sr, method=analysis.f0_method, f0_floor=analysis.f0_floor,
+                    f0_ceil=analysis.f0_ceil, frame_period=analysis.frame_period)[0]
+        for lo, hi in zip(cuts, cuts[1:])
+    ])
+
+
 class WorldDomain(Anonymizer):
-    """An anonymizer that is a transform of WORLD features (its Config extends :class:`AnalysisConfig`)."""
+    """An anonymizer that is a transform of WORLD features (its Config extends :class:`AnalysisConfig`).
+
+    Long inputs run in chunks (WORLD's features take about 5 kB per 5 ms frame
+    at 16 kHz, 17.7 GB at peak for one hour in one piece); every chunk draws the
+    same pseudo-speaker and converts against the whole utterance's F0 statistics.
+    """
 
     Config = AnalysisConfig
+    chunking = Chunking(seconds=20.0, overlap=1.0, fade=0.02)
 
     @abstractmethod
     def transform(self, features: WorldFeatures, rng: np.random.Generator) -> WorldFeatures:
@@ -97,6 +132,13 @@ class WorldDomain(Anonymizer):
 
     def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
         return run_world(wav, sr, [self.transform], [rng], self.config)
+
+    def anonymize_in_chunks(self, wav: np.ndarray, sr: int, rng: np.random.Generator, cuts: list[int]) -> np.ndarray:
+        """Chunks as the base class, with the whole utterance's F0 as every chunk's reference."""
+        reference = utterance_f0(wav, sr, cuts, self.config)
+        pieces = (run_world(wav[a:b], sr, [self.transform], [copy_rng(rng)], self.config, reference)[0]
+                  for a, b in self.chunking.spans(cuts, sr))
+        return self.chunking.join(pieces, cuts, sr)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,13 +150,6 @@ class PseudoSpeaker:
     f0_spread_st: float
     warp_factor: float
     tilt_db_per_octave: float
-
-
-def check_range(name: str, value: tuple[float, float], positive: bool = True) -> None:
-    """Raise ValueError unless ``value`` is ``(lo, hi)`` with ``lo <= hi`` (and ``lo > 0`` if ``positive``)."""
-    if len(value) != 2 or value[0] > value[1] or (positive and value[0] <= 0):
-        need = "0 < lo <= hi" if positive else "lo <= hi"
-        raise ValueError(f"{name}: expected [lo, hi] with {need}, got {value!r}")
 
 
 def _log_uniform(rng: np.random.Generator, bounds: tuple[float, float]) -> float:
@@ -134,27 +169,30 @@ class World(WorldDomain):
             "from the median F0), female or male",
         )
         gender_threshold_hz: float = param(
-            165.0, "median voiced F0 at or above which the source counts as female"
+            165.0, "median voiced F0 at or above which the source counts as female", range=Range(50, 500)
         )
         male_f0_range: tuple[float, float] = param(
-            (90.0, 150.0), "male target F0 mean (geometric, Hz), drawn log-uniformly in [lo, hi]"
+            (90.0, 150.0), "male target F0 mean (geometric, Hz), drawn log-uniformly in [lo, hi]", range=Range(20, 1000)
         )
         female_f0_range: tuple[float, float] = param(
-            (170.0, 260.0), "female target F0 mean (geometric, Hz), drawn log-uniformly in [lo, hi]"
+            (170.0, 260.0), "female target F0 mean (geometric, Hz), drawn log-uniformly in [lo, hi]",
+            range=Range(20, 1000),
         )
         f0_spread_range: tuple[float, float] = param(
-            (1.5, 3.5), "target std of log-F0 in semitones, drawn uniformly in [lo, hi]"
+            (1.5, 3.5), "target std of log-F0 in semitones, drawn uniformly in [lo, hi]", range=Range(0, 12)
         )
         warp: str = param("bilinear", "spectral-envelope warp: bilinear (all-pass) or vtln (piecewise linear)")
         warp_range: tuple[float, float] = param(
             (0.9, 1.1),
             "warp factor (low-frequency slope; > 1 moves formants up), drawn log-uniformly in [lo, hi]",
+            range=Range(0.5, 2),
         )
         gender_formant_ratio: float = param(
-            1.15, "extra warp factor for male->female (its inverse for female->male) conversions"
+            1.15, "extra warp factor for male->female (its inverse for female->male) conversions", range=Range(0.5, 2)
         )
         tilt_range: tuple[float, float] = param(
-            (0.0, 0.0), "spectral tilt in dB/octave around 1 kHz, drawn uniformly in [lo, hi] (0, 0 = off)"
+            (0.0, 0.0), "spectral tilt in dB/octave around 1 kHz, drawn uniformly in [lo, hi] (0, 0 = off)",
+            range=Range(-24, 24),
         )
         prosody: tuple[dict, ...] = param(
             (), 'WORLD-domain transforms applied after the conversion: [{"method": ..., "params": {...}}, ...]'
@@ -163,15 +201,9 @@ class World(WorldDomain):
         def __post_init__(self) -> None:
             super().__post_init__()
             if self.gender_target not in GENDER_TARGETS:
-                raise ValueError(f"gender_target: {self.gender_target!r} is not one of {', '.join(GENDER_TARGETS)}")
+                raise ConfigError(f"gender_target: {self.gender_target!r} is not one of {', '.join(GENDER_TARGETS)}")
             if self.warp not in WARPS:
-                raise ValueError(f"warp: {self.warp!r} is not one of {', '.join(WARPS)}")
-            for name in ("male_f0_range", "female_f0_range", "warp_range"):
-                check_range(name, getattr(self, name), positive=True)
-            for name in ("f0_spread_range", "tilt_range"):
-                check_range(name, getattr(self, name), positive=False)
-            if self.gender_formant_ratio <= 0:
-                raise ValueError(f"gender_formant_ratio must be positive, got {self.gender_formant_ratio}")
+                raise ConfigError(f"warp: {self.warp!r} is not one of {', '.join(WARPS)}")
             object.__setattr__(self, "prosody", normalize_specs(self.prosody, "prosody"))
 
         __hash__ = config_hash
@@ -181,7 +213,7 @@ class World(WorldDomain):
         self.prosody = build_specs(self.config.prosody, "prosody")
         for i, step in enumerate(self.prosody):
             if not isinstance(step, WorldDomain):
-                raise ValueError(f"prosody[{i}]: {step.name!r} is not a WORLD-domain transform")
+                raise ConfigError(f"prosody[{i}]: {step.name!r} is not a WORLD-domain transform")
 
     def source_gender(self, f0: np.ndarray) -> str | None:
         """``"female"`` or ``"male"`` from the median voiced F0; None without voiced frames."""
@@ -211,8 +243,9 @@ class World(WorldDomain):
 
     def convert(self, features: WorldFeatures, rng: np.random.Generator) -> WorldFeatures:
         """Features of the utterance re-voiced by a pseudo-speaker drawn from ``rng``."""
-        speaker = self.draw_speaker(rng, features.f0)
-        f0 = pros.map_log_f0(features.f0, math.log(speaker.f0_mean_hz), speaker.f0_spread_st * math.log(2) / 12)
+        speaker = self.draw_speaker(rng, features.utterance_f0)
+        f0 = pros.map_log_f0(features.f0, math.log(speaker.f0_mean_hz), speaker.f0_spread_st * math.log(2) / 12,
+                             reference=features.reference_f0)
         f0 = np.where(pros.voiced(f0), np.clip(f0, self.config.f0_floor, self.config.f0_ceil), 0.0)
         sp = warp_envelope(features.sp, speaker.warp_factor, self.config.warp)
         if speaker.tilt_db_per_octave:

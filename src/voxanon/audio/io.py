@@ -38,6 +38,18 @@ def _read_pipe(command: str) -> bytes:
     return proc.stdout
 
 
+def _decode_pipe_output(command: str) -> tuple[np.ndarray, int]:
+    """Decode a pipe command's stdout as audio; AudioError showing the command (and the text) when it is not."""
+    out = _read_pipe(command)
+    try:
+        return sf.read(io.BytesIO(out), dtype="float32", always_2d=True)
+    except Exception as exc:  # soundfile raises several types for data it cannot decode
+        head = out[:60].decode("utf-8", errors="replace")
+        kind = "text" if head.isprintable() or "\n" in head else "data"
+        raise AudioError(f"pipe command {command.strip()!r} printed {kind} that is not audio "
+                         f"(starts with {head!r}): {str(exc).split(': ', 1)[-1]}") from None
+
+
 def load_audio(source: str | os.PathLike, *, allow_silent: bool = True) -> tuple[np.ndarray, int]:
     """Load an audio file or a ``wav.scp`` pipe entry as mono float32.
 
@@ -60,7 +72,7 @@ def load_audio(source: str | os.PathLike, *, allow_silent: bool = True) -> tuple
     text = str(source).strip()
     try:
         if text.endswith("|"):
-            data, sr = sf.read(io.BytesIO(_read_pipe(text[:-1])), dtype="float32", always_2d=True)
+            data, sr = _decode_pipe_output(text[:-1])
         else:
             if not os.path.exists(text):
                 raise AudioError(f"audio file not found: {text}")
@@ -81,6 +93,35 @@ def load_audio(source: str | os.PathLike, *, allow_silent: bool = True) -> tuple
     return np.ascontiguousarray(wav, dtype=np.float32), int(sr)
 
 
+def wav_truncation(path: str | os.PathLike) -> tuple[int, int] | None:
+    """``(frames the header declares, frames the file holds)`` for a truncated WAV file, else None.
+
+    Readers (soundfile too) silently return the frames present; runners call this
+    to report the damage. Non-WAV files, pipes and intact WAVs give None.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+            size = os.fstat(fh.fileno()).st_size
+    except OSError:
+        return None
+    if len(head) < 12 or head[:4] not in (b"RIFF", b"RIFX") or head[8:12] != b"WAVE":
+        return None
+    order = "little" if head[:4] == b"RIFF" else "big"
+    pos, block_align = 12, 0
+    while pos + 8 <= len(head):
+        chunk, length = head[pos : pos + 4], int.from_bytes(head[pos + 4 : pos + 8], order)
+        if chunk == b"fmt " and pos + 20 <= len(head):
+            block_align = int.from_bytes(head[pos + 20 : pos + 22], order)
+        if chunk == b"data":
+            if not block_align or length in (0, 0xFFFFFFFF):  # unknown frame size, or a streamed header
+                return None
+            expected, present = length // block_align, max(0, size - pos - 8) // block_align
+            return (expected, present) if present < expected else None
+        pos += 8 + length + (length & 1)
+    return None
+
+
 def check_waveform(wav: np.ndarray, name: str = "waveform") -> None:
     """Raise AudioError unless ``wav`` is a non-empty 1-D array of finite samples."""
     if wav.ndim != 1:
@@ -97,6 +138,13 @@ def resample(wav: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:
     if sr_in == sr_out:
         return wav
     return soxr.resample(wav, sr_in, sr_out, quality="HQ").astype(np.float32, copy=False)
+
+
+def fit_length(wav: np.ndarray, n_samples: int) -> np.ndarray:
+    """Float32 copy cut or zero-padded at the end to exactly ``n_samples``."""
+    out = np.zeros(n_samples, dtype=np.float32)
+    out[: min(n_samples, len(wav))] = wav[:n_samples]
+    return out
 
 
 def to_pcm16(wav: np.ndarray) -> np.ndarray:

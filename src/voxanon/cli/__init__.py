@@ -2,6 +2,12 @@
 
 Each command family lives in its own module ``voxanon.cli.<name>`` exposing
 ``register(commands)``; the module is listed in :data:`COMMAND_MODULES`.
+
+Start-up stays fast (``voxanon --help`` and ``--version`` import no numpy,
+scipy, matplotlib or torch): command modules import their pipelines inside
+their handlers, and a command whose options need constants from a heavy module
+adds those options with :meth:`CommandParser.defer`, which runs only when that
+command is parsed or its help is shown.
 """
 
 from __future__ import annotations
@@ -9,9 +15,42 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from voxanon.errors import EXIT_USAGE
+
 COMMAND_MODULES: tuple[str, ...] = ("listing", "ser", "anonymize", "utility", "synth", "benchmark", "privacy", "perf")
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An ArgumentParser that can add some of its arguments on first use (sub-parsers are of this class too)."""
+
+    _deferred: list[Callable[[argparse.ArgumentParser], None]] | None = None
+
+    def defer(self, add_arguments: Callable[[argparse.ArgumentParser], None]) -> None:
+        """Call ``add_arguments(self)`` just before this parser parses or prints help, not when it is built."""
+        self._deferred = [*(self._deferred or []), add_arguments]
+
+    def _complete(self) -> None:
+        while self._deferred:
+            self._deferred.pop(0)(self)
+
+    def parse_known_args(self, args=None, namespace=None):  # noqa: D102 (argparse's)
+        self._complete()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:  # noqa: D102
+        self._complete()
+        return super().format_usage()
+
+    def format_help(self) -> str:  # noqa: D102
+        self._complete()
+        return super().format_help()
+
+    def error(self, message: str):
+        """A usage error as one line (exit status 2), pointing to the command's help."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
 @dataclass
@@ -25,7 +64,7 @@ class Commands:
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``voxanon`` parser with every command module registered."""
-    parser = argparse.ArgumentParser(prog="voxanon", description="Voice anonymization and its evaluation.")
+    parser = CommandParser(prog="voxanon", description="Voice anonymization and its evaluation.")
     from voxanon import __version__
 
     parser.add_argument("--version", action="version", version=f"voxanon {__version__}")
@@ -42,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``voxanon`` command; returns the exit status (see :mod:`voxanon.errors`)."""
-    from voxanon.errors import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE, VoxanonError
+    from voxanon.errors import EXIT_CRASH, EXIT_INTERRUPTED, VoxanonError
 
     parser = build_parser()
     args = parser.parse_args(argv)

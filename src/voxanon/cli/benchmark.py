@@ -6,11 +6,12 @@ import argparse
 from pathlib import Path
 
 from voxanon.errors import EXIT_OK, EXIT_PARTIAL, ConfigError
-from voxanon.pipelines.benchmark import PROFILES, Benchmark, default_systems, parse_system
-from voxanon.pipelines.benchmark_report import summary_rows
 
 
 def run(args: argparse.Namespace) -> int:
+    from voxanon.pipelines.benchmark import PROFILES, Benchmark, default_systems, parse_system
+    from voxanon.pipelines.benchmark_report import summary_rows
+
     profile = PROFILES["quick" if args.quick else args.profile]
     try:
         systems = [parse_system(s) for s in args.systems] if args.systems else default_systems(profile)
@@ -40,6 +41,14 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_PARTIAL if results["errors"] else EXIT_OK
 
 
+def _add_profile(p: argparse.ArgumentParser) -> None:
+    from voxanon.pipelines.benchmark import PROFILES
+
+    p.add_argument("--profile", choices=sorted(PROFILES), default="default",
+                   help="quick: 3 systems, test split, small corpus (minutes); default: all offline systems, "
+                        "dev+test, small corpus; full: the larger corpus (an hour or more)")
+
+
 def register(commands) -> None:
     p = commands.top.add_parser(
         "benchmark", help="anonymize, attack, measure utility, rank and write the report",
@@ -52,9 +61,7 @@ def register(commands) -> None:
     p.add_argument("--system", dest="systems", action="append", metavar="SPEC",
                    help="'original', a method name, or LABEL=METHOD:{json params}; repeatable "
                         "(default: original + every offline anonymizer; --quick: original, mcadams, world)")
-    p.add_argument("--profile", choices=sorted(PROFILES), default="default",
-                   help="quick: 3 systems, test split, small corpus (minutes); default: all offline systems, "
-                        "dev+test, small corpus; full: the larger corpus (an hour or more)")
+    p.defer(_add_profile)
     p.add_argument("--quick", action="store_true", help="same as --profile quick (a few minutes; for CI)")
     p.add_argument("--seed", type=int, default=0, help="global seed (corpus and anonymization)")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")

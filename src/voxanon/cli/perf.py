@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from voxanon.errors import ConfigError
-from voxanon.pipelines.perf import DEFAULT_DURATIONS, default_targets, format_table, run_perf
 
 DESCRIPTION = """\
 Time every registered anonymizer (or --methods) and the evaluation models
@@ -27,10 +26,12 @@ installed), as ratios to the 1-job run.
 
 
 def run(args: argparse.Namespace) -> int:
+    from voxanon.pipelines.perf import DEFAULT_DURATIONS, MEMORY_DURATIONS, default_targets, format_table, run_perf
+
     quick = args.quick
-    durations = args.durations or ([1.0, 2.0] if quick else list(DEFAULT_DURATIONS))
-    repeats = args.repeats or (1 if quick else 3)
-    budget = args.budget or (10.0 if quick else 120.0)
+    durations = args.durations or ([1.0, 2.0] if quick else list(MEMORY_DURATIONS if args.memory else DEFAULT_DURATIONS))
+    repeats = args.repeats or (1 if quick or args.memory else 3)
+    budget = args.budget or (10.0 if quick else float("inf") if args.memory else 120.0)
     scaling_args = None if args.no_scaling else {
         "method": args.scaling_method, "utterances": 4 if quick else args.scaling_utterances,
         "seconds": 1.0 if quick else 5.0, "ray_workers": 0 if args.no_ray else 2}
@@ -47,11 +48,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_durations(p: argparse.ArgumentParser) -> None:
+    from voxanon.pipelines.perf import DEFAULT_DURATIONS
+
+    p.add_argument("--durations", type=float, nargs="+", metavar="S", help="input durations in seconds "
+                   f"(default {' '.join(f'{d:g}' for d in DEFAULT_DURATIONS)})")
+
+
 def register(commands) -> None:
     p = commands.top.add_parser("perf", help="real-time factor and memory of anonymizers and models",
                                 description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--durations", type=float, nargs="+", metavar="S", help="input durations in seconds "
-                   f"(default {' '.join(f'{d:g}' for d in DEFAULT_DURATIONS)})")
+    p.defer(_add_durations)
     p.add_argument("--repeats", type=int, metavar="N", help="timed calls per duration (default 3)")
     p.add_argument("--methods", nargs="+", metavar="NAME",
                    help="anonymizer names, encoder:ge2e, asr:whisper-tiny (default: all)")
@@ -63,6 +70,8 @@ def register(commands) -> None:
     p.add_argument("--no-scaling", action="store_true", help="skip the runner scaling runs")
     p.add_argument("--no-ray", action="store_true", help="skip the Ray backend in the scaling runs")
     p.add_argument("--quick", action="store_true", help="tiny settings for a smoke test")
+    p.add_argument("--memory", action="store_true",
+                   help="peak memory at 10 s, 60 s, 10 min and 1 h: one call each, no time budget")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--out", metavar="PERF.json", help="write the full report as JSON")
     p.set_defaults(handler=run)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from voxanon.data.kaldi import DataError, read_data_dir
 from voxanon.errors import VoxanonError
+from voxanon.ranges import Range
 
 _ERRORS = (ValueError, OSError)
 
@@ -99,7 +100,8 @@ def register(commands) -> None:
     p.add_argument("--attacker", help="checkpoint of 'voxanon attacker train' (best.pt) for --aa-semi")
     p.add_argument("--cache", default=".voxanon-cache/embeddings", help="embedding cache directory")
     p.add_argument("--out", help="write the results (JSON) here")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates of the EER interval")
+    p.add_argument("--n-boot", type=Range(1).option(int), default=1000,
+                   help="bootstrap replicates of the EER interval (>= 1)")
     p.add_argument("--device", default="auto", help="cpu, cuda or auto")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(handler=run_privacy)
@@ -126,7 +128,9 @@ def register(commands) -> None:
     d.add_argument("root", help="folder holding LibriSpeech's subsets (dev-clean, test-clean, train-clean-360)")
     d.add_argument("out", help="output folder for the data directories")
     d.add_argument("--lists", help="folder with official VPC lists (libri_dev_enrolls/enrolls, .../trials)")
-    d.add_argument("--enroll-fraction", type=float, default=0.75, help="enrolled share of each gender's speakers")
-    d.add_argument("--enroll-utts", type=int, default=12, help="enrollment utterances per enrolled speaker")
+    d.add_argument("--enroll-fraction", type=Range(0, 1, lo_open=True).option(float), default=0.75,
+                   help="enrolled share of each gender's speakers, in (0, 1]")
+    d.add_argument("--enroll-utts", type=Range(1).option(int), default=12,
+                   help="enrollment utterances per enrolled speaker (>= 1)")
     d.add_argument("--seed", type=int, default=0)
     d.set_defaults(handler=run_librispeech)

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from voxanon.errors import EXIT_OK, EXIT_PARTIAL, ConfigError, DataError
+from voxanon.ranges import Range
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -103,10 +104,26 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def register(commands) -> None:
+def _add_model_options(p: argparse.ArgumentParser) -> None:
     from voxanon.metrics.text import NORMALIZERS
     from voxanon.models.asr import DEFAULT_ASR
 
+    a = p.add_argument_group("ASR")
+    a.add_argument("--asr-backend", default=DEFAULT_ASR, metavar="SPEC",
+                   help=f"whisper-tiny, pocketsphinx or wav2vec2:<dir or hub name> (default: {DEFAULT_ASR})")
+    a.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    a.add_argument("--threads", type=int, default=0, help="CPU threads of the ASR (default 0: library default)")
+    a.add_argument("--normalization", default="vpc", choices=sorted(NORMALIZERS),
+                   help="text normalisation before scoring (default: vpc)")
+    a.add_argument("--n-boot", type=Range(1).option(int), default=1000,
+                   help="bootstrap replicates of the WER interval (>= 1)")
+    a.add_argument("--cache-dir", help="hypothesis cache (default: OUT/asr_cache); reruns decode nothing twice")
+    s = p.add_argument_group("SER")
+    s.add_argument("--ser-models", help="folder of per-fold SER models (fold_<k>/ser.pt)")
+    s.add_argument("--ser-model", help="one SER model spec for all utterances")
+
+
+def register(commands) -> None:
     p = commands.evaluate.add_parser("utility", help="WER/CER (--asr) and emotion UAR (--ser) of data directories")
     p.add_argument("data_dirs", nargs="+", metavar="DATA_DIR",
                    help="original data directory first, then anonymized ones, compared side by side")
@@ -115,16 +132,5 @@ def register(commands) -> None:
     p.add_argument("--out", default="results/utility", help="results folder (default: results/utility)")
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--quiet", action="store_true", help="no progress lines")
-    a = p.add_argument_group("ASR")
-    a.add_argument("--asr-backend", default=DEFAULT_ASR, metavar="SPEC",
-                   help=f"whisper-tiny, pocketsphinx or wav2vec2:<dir or hub name> (default: {DEFAULT_ASR})")
-    a.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
-    a.add_argument("--threads", type=int, default=0, help="CPU threads of the ASR (default 0: library default)")
-    a.add_argument("--normalization", default="vpc", choices=sorted(NORMALIZERS),
-                   help="text normalisation before scoring (default: vpc)")
-    a.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates of the WER interval")
-    a.add_argument("--cache-dir", help="hypothesis cache (default: OUT/asr_cache); reruns decode nothing twice")
-    s = p.add_argument_group("SER")
-    s.add_argument("--ser-models", help="folder of per-fold SER models (fold_<k>/ser.pt)")
-    s.add_argument("--ser-model", help="one SER model spec for all utterances")
+    p.defer(_add_model_options)
     p.set_defaults(handler=run)

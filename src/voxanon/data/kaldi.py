@@ -97,15 +97,25 @@ class DataDir:
         )
 
 
-def _read_lines(path: Path):
-    """Yield (line_number, stripped line) for non-blank lines."""
-    raw = path.read_bytes()
+def read_text_file(path: str | os.PathLike) -> str:
+    """A UTF-8 text file's content; DataError naming the file (and line) when unreadable, not UTF-8 or with a BOM."""
+    path = Path(path)
     try:
-        text = raw.decode("utf-8")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror or exc}); check that it exists and is readable") from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise DataError(f"{path}:1: starts with a UTF-8 byte-order mark (BOM); save the file as UTF-8 without BOM")
+    try:
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise DataError(f"{path}:{line}: not valid UTF-8 (byte {raw[exc.start]:#04x}); re-encode the file as UTF-8") from None
-    for n, line in enumerate(text.split("\n"), start=1):
+
+
+def _read_lines(path: Path):
+    """Yield (line_number, stripped line) for non-blank lines."""
+    for n, line in enumerate(read_text_file(path).split("\n"), start=1):
         line = line.strip()
         if line:
             yield n, line
@@ -120,7 +130,7 @@ def _read_map(path: Path, rest_of_line: bool) -> tuple[dict[str, str], dict[str,
         if len(parts) != 2 and not (rest_of_line and len(parts) == 1 and path.name == "text"):
             raise DataError(
                 f"{path}:{n}: malformed line {line!r}: expected '<id> <value>'"
-                + ("" if rest_of_line else " (exactly two fields)")
+                + ("" if rest_of_line else " (exactly two fields; ids cannot contain spaces)")
             )
         key, value = parts[0], (parts[1] if len(parts) > 1 else "")
         if key in out:
@@ -163,6 +173,10 @@ def _read_trials(path: Path) -> tuple[list[Trial], dict[str, int]]:
 def read_data_dir(path: str | os.PathLike, *, validate: bool = True) -> DataDir:
     """Read a Kaldi data directory; raise DataError (file, line, problem) if malformed."""
     path = Path(path)
+    if not path.is_dir():
+        raise DataError(f"{path}: {'not a folder' if path.exists() else 'no such folder'}; give a data directory")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise DataError(f"{path}: cannot read the folder (permission denied)")
     if not (path / "wav.scp").is_file():
         raise DataError(f"{path}: not a data directory (no wav.scp)")
     data = DataDir(path=path)
@@ -241,6 +255,25 @@ def data_dir_texts(data: DataDir) -> dict[str, str]:
     return texts
 
 
+def check_trial_labels(trial_dir: DataDir, spk2gender: dict[str, str]) -> None:
+    """Raise DataError naming the trial file and gender when a gender has only target or only non-target trials."""
+    for gender in GENDERS:
+        labels = {t.target for t in trial_dir.trials if spk2gender.get(t.enroll_spk) == gender}
+        if len(labels) == 1:
+            have = "target" if labels == {True} else "non-target"
+            raise DataError(f"{(trial_dir.path or Path('<trials>')) / 'trials'}: gender {gender} has only {have} "
+                            "trials; an EER needs both target and non-target trials")
+
+
+def _check_ids(path: Path, data: DataDir) -> None:
+    """Raise DataError when an utterance or speaker id would break the one-record-a-line files."""
+    for kind, ids in (("utterance", data.wav_scp), ("speaker", data.spk2gender), ("speaker", set(data.utt2spk.values()))):
+        for key in ids:
+            if not key or any(c.isspace() for c in key):
+                raise DataError(f"{path}: {kind} id {key!r} contains whitespace; ids cannot contain spaces "
+                                "(rename the file or speaker it comes from)")
+
+
 def write_data_dir(data: DataDir, path: str | os.PathLike) -> Path:
     """Write every non-empty table of ``data`` to ``path`` (``spk2utt`` derived from ``utt2spk``).
 
@@ -248,6 +281,7 @@ def write_data_dir(data: DataDir, path: str | os.PathLike) -> Path:
     error none is replaced); a table that is empty leaves an existing file untouched.
     """
     path = Path(path)
+    _check_ids(path, data)
     path.mkdir(parents=True, exist_ok=True)
     write_texts({path / name: text for name, text in data_dir_texts(data).items()})
     return path

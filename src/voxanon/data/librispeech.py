@@ -16,11 +16,13 @@ utterance, so speakers who are not enrolled appear only as impostors.
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 import numpy as np
 
-from voxanon.data.kaldi import GENDERS, DataDir, DataError, Trial, write_data_dir
+from voxanon.data.kaldi import GENDERS, DataDir, DataError, Trial, read_text_file, write_data_dir
+from voxanon.ranges import Range
 
 SUBSETS = {"dev": "dev-clean", "test": "test-clean"}
 TRAIN_SUBSET = "train-clean-360"
@@ -36,7 +38,7 @@ def _find(root: Path, name: str) -> Path | None:
 def read_speakers(path: Path) -> dict[str, str]:
     """Speaker id → gender (f/m) from ``SPEAKERS.TXT`` (``ID | SEX | SUBSET | MINUTES | NAME``)."""
     out = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(read_text_file(path).splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith(";"):
             continue
         fields = [f.strip() for f in line.split("|")]
@@ -62,12 +64,12 @@ def read_subset(subset_dir: Path, spk2gender_all: dict[str, str], speakers_file:
                 raise DataError(f"{trans}: transcript missing (needed for {flac})")
             transcripts[chapter_dir] = dict(
                 line.split(maxsplit=1) if " " in line.strip() else (line.strip(), "")
-                for line in trans.read_text(encoding="utf-8").splitlines() if line.strip())
+                for line in read_text_file(trans).splitlines() if line.strip())
         if utt not in transcripts[chapter_dir]:
             raise DataError(f"{trans}: no transcript line for utterance {utt} ({flac})")
         if spk not in spk2gender_all:
             raise DataError(f"{speakers_file}: speaker {spk} (from {flac}) is not listed; its gender is unknown")
-        data.wav_scp[utt] = f"flac -c -d -s {flac.resolve()} |"
+        data.wav_scp[utt] = f"flac -c -d -s {shlex.quote(str(flac.resolve()))} |"
         data.utt2spk[utt] = spk
         data.text[utt] = transcripts[chapter_dir][utt]
         data.spk2gender[spk] = spk2gender_all[spk]
@@ -77,14 +79,14 @@ def read_subset(subset_dir: Path, spk2gender_all: dict[str, str], speakers_file:
 def _read_list(path: Path) -> list[str]:
     if not path.is_file():
         raise DataError(f"{path}: official list missing")
-    return [line.split()[0] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [line.split()[0] for line in read_text_file(path).splitlines() if line.strip()]
 
 
 def _read_trials(path: Path) -> list[Trial]:
     if not path.is_file():
         raise DataError(f"{path}: official trial list missing")
     trials = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(read_text_file(path).splitlines(), start=1):
         parts = line.split()
         if not parts:
             continue
@@ -135,6 +137,8 @@ def _stats(data: DataDir, enroll: list[str], trials: dict[str, list[Trial]]) -> 
 def prepare_librispeech(root: str | os.PathLike, out: str | os.PathLike, *, lists: str | os.PathLike | None = None,
                         enroll_fraction: float = 0.75, enroll_utts: int = 12, seed: int = 0) -> dict:
     """Write the VPC LibriSpeech data directories for the subsets present; returns their statistics."""
+    Range(0, 1, lo_open=True).check("enroll_fraction", enroll_fraction)
+    Range(1).check("enroll_utts", enroll_utts)
     root, out = Path(root), Path(out)
     speakers_file = _find(root, "SPEAKERS.TXT")
     if speakers_file is None:

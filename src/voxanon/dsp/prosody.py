@@ -25,16 +25,18 @@ def log_f0_stats(f0: np.ndarray) -> tuple[float, float]:
     return float(log_f0.mean()), float(log_f0.std())
 
 
-def map_log_f0(f0: np.ndarray, mean: float, std: float) -> np.ndarray:
+def map_log_f0(f0: np.ndarray, mean: float, std: float, reference: np.ndarray | None = None) -> np.ndarray:
     """Z-score voiced log-F0, then give it ``mean`` and ``std`` (the contour's shape is kept).
 
+    The z-scores use the statistics of ``reference`` (default: ``f0`` itself),
+    e.g. the whole utterance's F0 when ``f0`` is one chunk of it.
     A flat contour (zero spread) maps to ``exp(mean)`` everywhere.
     """
     out = np.zeros_like(f0, dtype=np.float64)
     v = voiced(f0)
     if not v.any():
         return out
-    src_mean, src_std = log_f0_stats(f0)
+    src_mean, src_std = log_f0_stats(f0 if reference is None or not voiced(reference).any() else reference)
     z = (np.log(f0[v]) - src_mean) / src_std if src_std > 0 else np.zeros(int(v.sum()))
     out[v] = np.exp(mean + std * z)
     return out

@@ -36,6 +36,8 @@ class WorldFeatures:
     sr : sample rate in Hz
     frame_period : frame hop in milliseconds
     n_samples : length of the analysed waveform (synthesis is cut or padded to it)
+    reference_f0 : F0 track of the whole utterance when these features cover one
+        chunk of it (utterance-level statistics, e.g. the source's F0 mean); None otherwise
     """
 
     f0: np.ndarray
@@ -44,6 +46,12 @@ class WorldFeatures:
     sr: int
     frame_period: float
     n_samples: int
+    reference_f0: np.ndarray | None = None
+
+    @property
+    def utterance_f0(self) -> np.ndarray:
+        """The F0 track that utterance-level statistics are taken from."""
+        return self.f0 if self.reference_f0 is None else self.reference_f0
 
     def replace(self, **changes: np.ndarray) -> WorldFeatures:
         """A copy with some fields replaced (features are never modified in place)."""

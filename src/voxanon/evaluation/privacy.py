@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from voxanon.data.kaldi import GENDERS, DataDir, DataError, read_data_dir
+from voxanon.data.kaldi import GENDERS, DataDir, DataError, check_trial_labels, read_data_dir
 from voxanon.evaluation.embeddings import extract_embeddings
 from voxanon.metrics import (
     cllr,
@@ -95,6 +95,7 @@ def check_trials(enroll: DataDir, trial_dir: DataDir) -> None:
         if gender not in GENDERS:
             raise DataError(f"{enroll.path}/spk2gender: enrolled speaker {t.enroll_spk!r} has gender "
                             f"{gender!r}; it must be f or m")
+    check_trial_labels(trial_dir, enroll.spk2gender)
 
 
 def score_trials(enroll: DataDir, trial_dirs: list[DataDir], encoder: SpeakerEncoder, *,

@@ -19,7 +19,13 @@ kernel's high-water mark is reset before each duration (Linux
 ``/proc/self/clear_refs``), since otherwise a peak while importing or loading
 would hide the peak of the work; where that is not possible the lifetime peak
 (``ru_maxrss``) is reported. On CUDA the peak of
-``torch.cuda.max_memory_allocated`` is reported as well.
+``torch.cuda.max_memory_allocated`` is reported as well. The growth includes
+the output array (4 bytes per sample); the input (also float32) is resident
+before. Anonymizers run through :meth:`~voxanon.anonymizers.base.Anonymizer.process`,
+as in the corpus runner, so methods that declare chunking are measured chunked.
+
+The memory run (``--memory``) times one call at each of
+:data:`MEMORY_DURATIONS` without a time budget.
 """
 
 from __future__ import annotations
@@ -40,6 +46,10 @@ from typing import Any
 import numpy as np
 
 DEFAULT_DURATIONS = (5.0, 10.0, 20.0, 30.0, 60.0)
+#: durations of the memory run (``voxanon perf --memory``): 10 s, 60 s, 10 min, 1 h
+MEMORY_DURATIONS = (10.0, 60.0, 600.0, 3600.0)
+#: longest warm-up input (a memory run starting at 1 h must not warm up on an hour)
+WARM_UP_SECONDS = 5.0
 MODEL_TARGETS = ("encoder:ge2e", "asr:whisper-tiny")
 SINGLE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
@@ -117,7 +127,7 @@ def _build(target: str, device: str) -> tuple[Callable[[np.ndarray, np.random.Ge
     if device != "cpu":
         raise ValueError(f"anonymizer {target!r} has no device setting; it runs on the CPU only")
     sr = anonymizer.sample_rate or 16000
-    return (lambda wav, rng: anonymizer.anonymize(wav, sr, rng)), sr, "anonymizer"
+    return (lambda wav, rng: anonymizer.process(wav, sr, rng)), sr, "anonymizer"
 
 
 def measure(target: str, durations: Sequence[float], repeats: int, device: str, budget_s: float) -> dict[str, Any]:
@@ -141,7 +151,7 @@ def measure(target: str, durations: Sequence[float], repeats: int, device: str, 
         return time.perf_counter() - t0
 
     durations = sorted(durations)
-    timed(speech_like(durations[0], sr, seed=99), "warm-up")
+    timed(speech_like(min(durations[0], WARM_UP_SECONDS), sr, seed=99), "warm-up")  # loads lazy models
     load_s = time.perf_counter() - start
     rss_loaded = _rss_mb("VmRSS")
     rows, skipped, spent, rtf = [], [], 0.0, None
@@ -174,7 +184,8 @@ def measure_in_subprocess(target: str, durations: Sequence[float], repeats: int,
         out = Path(tmp) / "result.json"
         spec = {"target": target, "durations": list(durations), "repeats": repeats, "device": device,
                 "budget_s": budget_s, "out": str(out)}
-        timeout = 3 * budget_s + 300  # loading a model may take a while; a hung child must not stall the report
+        # loading a model may take a while; a hung child must not stall the report (no limit without a budget)
+        timeout = None if budget_s == float("inf") else 3 * budget_s + 300
         try:
             proc = subprocess.run([sys.executable, "-m", "voxanon.pipelines.perf", json.dumps(spec)],
                                   env={**os.environ, **SINGLE_THREAD_ENV}, capture_output=True, text=True,
@@ -299,6 +310,12 @@ def format_table(report: dict[str, Any]) -> str:
         growth = max(row["rss_growth_mb"] for row in r["rows"])
         lines.append(f"{r['target']:<20} {r['device']:<6} {r['load_and_warmup_s']:>7.2f} {cells} {peak:>12.0f} "
                      f"{growth:>10.0f}")
+    lines.append("peak RSS MB (growth during the call) per duration")
+    for r in report["results"]:
+        if not r["error"]:
+            mem = {row["seconds"]: f"{row['peak_rss_mb']:.0f} ({row['rss_growth_mb']:.0f})" for row in r["rows"]}
+            lines.append(f"{r['target']:<20} {r['device']:<6} " + " ".join(f"{f'{d:g} s':>6}: {mem.get(d, '-'):<14}"
+                                                                       for d in durations))
     scale = report.get("scaling")
     if scale:
         lines.append(f"runner scaling: {scale['method']}, {scale['utterances']} utterances "

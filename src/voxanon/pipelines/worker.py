@@ -94,7 +94,7 @@ def anonymize_task(anonymizer: Anonymizer, task: Task, seed: int | str, *, limit
             warnings.append(truncated)
         if anonymizer.sample_rate and sr != anonymizer.sample_rate:
             wav, sr = resample(wav, sr, anonymizer.sample_rate), anonymizer.sample_rate
-        out, out_sr = anonymizer.anonymize(wav, sr, utterance_rng(seed, task.key))
+        out, out_sr = anonymizer.process(wav, sr, utterance_rng(seed, task.key))
         out, out_sr = np.asarray(out), int(out_sr)
         clipping = _clipping_warning(out, limiter) if out.ndim == 1 else None
         if clipping:
