@@ -20,10 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
+from voxanon.data import names
 from voxanon.data.kaldi import GENDERS, DataDir, DataError, Trial, write_data_dir
 
 SUBSETS = {"dev": "dev-clean", "test": "test-clean"}
-TRAIN_SUBSET = "train-clean-360"
+TRAIN_SUBSET = names.TRAIN_360
 
 
 def _find(root: Path, name: str) -> Path | None:
@@ -147,21 +148,21 @@ def prepare_librispeech(root: str | os.PathLike, out: str | os.PathLike, *, list
             continue
         data = read_subset(subset_dir, spk2gender, speakers_file)
         if lists is not None:
-            enroll = _read_list(Path(lists) / f"libri_{part}_enrolls" / "enrolls")
-            trials = {g: _read_trials(Path(lists) / f"libri_{part}_trials_{g}" / "trials") for g in GENDERS}
+            enroll = _read_list(Path(lists) / names.libri(names.enrolls(part)) / "enrolls")
+            trials = {g: _read_trials(Path(lists) / names.libri(names.trials(part, g)) / "trials") for g in GENDERS}
             unknown = [u for u in enroll + [t.utt for g in GENDERS for t in trials[g]] if u not in data.wav_scp]
             if unknown:
                 raise DataError(f"{lists}: utterance {unknown[0]} of the official lists is not in {subset_dir} "
                                 f"({len(set(unknown))} missing)")
         else:
             enroll, trials = build_sets(data, enroll_fraction, enroll_utts, seed)
-        write_data_dir(data.subset(enroll), out / f"libri_{part}_enrolls")
-        (out / f"libri_{part}_enrolls" / "enrolls").write_text("".join(f"{u}\n" for u in enroll), encoding="utf-8")
+        write_data_dir(data.subset(enroll), out / names.libri(names.enrolls(part)))
+        (out / names.libri(names.enrolls(part)) / "enrolls").write_text("".join(f"{u}\n" for u in enroll), encoding="utf-8")
         for g in GENDERS:
             sub = data.subset(sorted({t.utt for t in trials[g]}))
             sub.trials = trials[g]
-            write_data_dir(sub, out / f"libri_{part}_trials_{g}")
-        stats[f"libri_{part}"] = _stats(data, enroll, trials)
+            write_data_dir(sub, out / names.libri(names.trials(part, g)))
+        stats[names.libri(part)] = _stats(data, enroll, trials)
     train_dir = _find(root, TRAIN_SUBSET)
     if train_dir is not None:
         train = read_subset(train_dir, spk2gender, speakers_file)
