@@ -176,18 +176,18 @@ def prepare_librispeech(root: str | os.PathLike, out: str | os.PathLike, *, list
 
 def format_stats(stats: dict) -> str:
     """Statistics as in the VPC tables: speakers, utterances, target / non-target trials per gender."""
-    lines = [f"{'set':<28} {'gender':<6} {'speakers':>8} {'utts':>6} {'target':>8} {'nontarget':>10}"]
+    from voxanon.presentation.table import format_table
+
+    rows = []
     for name, s in stats.items():
         if name == TRAIN_SUBSET:
-            for g in GENDERS:
-                lines.append(f"{name:<28} {g:<6} {s['speakers'][g]:>8}")
-            lines.append(f"{name:<28} {'all':<6} {'':>8} {s['utterances']:>6}")
+            rows += [[name, g, s["speakers"][g], "", "", ""] for g in GENDERS]
+            rows.append([name, "all", "", s["utterances"], "", ""])
             continue
         for g in GENDERS:
             e = s["enrolls"][g]
-            lines.append(f"{name + '_enrolls':<28} {g:<6} {e['speakers']:>8} {e['utterances']:>6}")
+            rows.append([names.enrolls(name), g, e["speakers"], e["utterances"], "", ""])
         for g in GENDERS:
             t = s["trials"][g]
-            lines.append(f"{name + '_trials_' + g:<28} {g:<6} {t['speakers']:>8} {t['utterances']:>6} "
-                         f"{t['target']:>8} {t['nontarget']:>10}")
-    return "\n".join(lines)
+            rows.append([names.trials(name, g), g, t["speakers"], t["utterances"], t["target"], t["nontarget"]])
+    return format_table(["set", "gender", "speakers", "utts", "target", "nontarget"], rows, align="llrrrr")

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from voxanon.evaluation.privacy import evaluate_privacy
+from voxanon.evaluation.results import to_dict
 from voxanon.metrics import compute_eer
 from voxanon.models.speaker import load_encoder
 
@@ -51,8 +52,8 @@ def check_separability(root: str | os.PathLike, *, encoder: str = "ge2e", sets: 
         for td in trial_dirs:
             spk_of.update(dict(line.split() for line in (td / "utt2spk").read_text().splitlines() if line))
         out["sets"][name] = {
-            "eer": {g: m["eer"] for g, m in result["by_gender"].items()},
-            "eer_mean": result["eer_mean"],
-            "hard": _hard_eer(result["scores"], base_of, spk_of),
+            "eer": {g: m.eer for g, m in result.by_gender.items()},
+            "eer_mean": result.eer_mean,
+            "hard": _hard_eer(to_dict(result.scores), base_of, spk_of),
         }
     return out
