@@ -172,6 +172,7 @@ def test_benchmark_reuses_and_recomputes_a_registered_evaluator(tmp_path, system
     CountEvaluator.runs = 0
     assert bench._evaluate(ev, system, env) == CountResult(2 * 10)
     assert bench._evaluate(ev, system, env) == CountResult(2 * 10) and CountEvaluator.runs == 1
+    assert bench.recomputed == ["count-sys"]
     [ev5] = plan(_run(n_boot=5), ["count"])  # other settings
     assert bench._evaluate(ev5, system, env) == CountResult(2 * 5) and CountEvaluator.runs == 2
     enroll = system.sets[names.enrolls("test")]

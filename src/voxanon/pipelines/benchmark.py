@@ -46,6 +46,7 @@ from voxanon.pipelines.layout import Layout, find_layout
 from voxanon.pipelines.profiles import PROFILES, Profile  # noqa: F401  (re-exported)
 from voxanon.pipelines.results import (ORIGINAL, SCHEMA_VERSION, BenchmarkResults, DataInfo, Primary, RunInfo,
                                        SystemRecord, rank, summary_rows)
+
 #: Whisper punctuates; the VPC's CTC recogniser does not (see voxanon.metrics.text.normalize_words)
 WER_NORMALIZATION = "words"
 
@@ -65,10 +66,10 @@ class System:
 
 def default_systems(profile: Profile | None = None) -> list[System]:
     """Original speech plus every registered anonymizer that runs offline (or the profile's list), with defaults."""
-    names = [name for name, cls in available().items() if cls.offline]
+    methods = [name for name, cls in available().items() if cls.offline]
     if profile is not None and profile.systems is not None:
-        names = [n for n in profile.systems if n in names]
-    return [System(ORIGINAL)] + [System(name, name) for name in names]
+        methods = [n for n in profile.systems if n in methods]
+    return [System(ORIGINAL)] + [System(name, name) for name in methods]
 
 
 def parse_system(text: str) -> System:
@@ -150,7 +151,6 @@ class Benchmark:
     asr: str = "whisper-tiny"
     pretrained: str = "ge2e"
     quiet: bool = False
-    evaluators: list[str] | None = None  # evaluator kinds (default: every registered one)
 
     def __post_init__(self) -> None:
         self.out = Path(self.out).resolve()
@@ -212,8 +212,8 @@ class Benchmark:
 
     def _attacker(self, label: str, train_dir: str) -> str:
         """Train (or reuse) the semi-informed attacker on ``train_dir``; returns its encoder spec."""
-        from voxanon.evaluation.asv_training import TrainConfig, train_attacker
         from voxanon.data.kaldi import read_data_dir
+        from voxanon.evaluation.asv_training import TrainConfig, train_attacker
 
         cfg = TrainConfig(epochs=self.profile.attacker_epochs, seed=self.seed)
         key = {"cfg": dataclasses.asdict(cfg), "train": data_fingerprint(train_dir), "seed": self.seed}
@@ -285,9 +285,9 @@ class Benchmark:
                           seed=self.seed, asr=self.asr, wer_normalization=WER_NORMALIZATION,
                           pretrained=self.pretrained, quality_utts=self.profile.quality_utts,
                           quality_split=splits[-1])
-        evaluators = plan(run, self.evaluators)
+        evaluators = plan(run)
         env = Env(self.out / "cache", quiet=self.quiet)
-        systems = {label: SystemData(label, label != ORIGINAL and records[label]["method"] is not None,
+        systems = {label: SystemData(label, records[label]["method"] is not None,
                                      {k: Path(v) for k, v in paths.items()}, {k: Path(v) for k, v in original.items()},
                                      attacker=attackers.get(label), ser_models=ser_models, synthetic=layout.synthetic)
                    for label, paths in anon_paths.items()}
