@@ -46,7 +46,8 @@ def run_privacy(args: argparse.Namespace) -> int:
 
     scenarios = [name for name, sc in SCENARIOS.items() if getattr(args, sc.flag)]
     if not scenarios:
-        scenarios = ["OO"] if not args.anon_trials else ["OO", "OA", "AA-lazy"] + (["AA-semi"] if args.attacker else [])
+        scenarios = [name for name, sc in SCENARIOS.items() if (args.anon_trials or not sc.needs_anonymized)
+                     and (args.attacker or sc.attacker == "pretrained")]
     try:
         results = run_scenarios(
             scenarios, orig_enroll=args.enroll, orig_trials=args.trials, anon_enroll=args.anon_enroll,

@@ -8,6 +8,7 @@ import sys
 
 
 def run_prepare(args: argparse.Namespace) -> int:
+    from voxanon.data import names
     from voxanon.data.iemocap import prepare_iemocap
     from voxanon.data.kaldi import DataError
 
@@ -17,7 +18,7 @@ def run_prepare(args: argparse.Namespace) -> int:
         print(f"IEMOCAP preparation failed: {exc}", file=sys.stderr)
         return 1
     print(report.summary())
-    print(f"data directories: {args.out}/IEMOCAP_all, IEMOCAP_dev, IEMOCAP_test")
+    print(f"data directories: {args.out}/{names.IEMOCAP_ALL}, {names.IEMOCAP_DEV}, {names.IEMOCAP_TEST}")
     return 0
 
 

@@ -26,11 +26,12 @@ class Scenario:
         return "anon" in (self.enroll, self.trials)
 
 
+OO, OA, AA_LAZY, AA_SEMI = "OO", "OA", "AA-lazy", "AA-semi"
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
-    Scenario("OO", "OO (no anonymization)", "orig", "orig", "pretrained", "oo"),
-    Scenario("OA", "OA ignorant", "orig", "anon", "pretrained", "oa"),
-    Scenario("AA-lazy", "AA lazy-informed", "anon", "anon", "pretrained", "aa_lazy"),
-    Scenario("AA-semi", "AA semi-informed", "anon", "anon", "retrained", "aa_semi"),
+    Scenario(OO, "OO (no anonymization)", "orig", "orig", "pretrained", "oo"),
+    Scenario(OA, "OA ignorant", "orig", "anon", "pretrained", "oa"),
+    Scenario(AA_LAZY, "AA lazy-informed", "anon", "anon", "pretrained", "aa_lazy"),
+    Scenario(AA_SEMI, "AA semi-informed", "anon", "anon", "retrained", "aa_semi"),
 )}
 #: the VPC ranking metric
-PRIMARY_SCENARIO = "AA-semi"
+PRIMARY_SCENARIO = AA_SEMI

@@ -15,7 +15,7 @@ from typing import Any
 
 from voxanon.atomic import atomic_open
 from voxanon.evaluation.results import to_dict
-from voxanon.evaluation.scenarios import SCENARIOS
+from voxanon.evaluation.scenarios import AA_LAZY, AA_SEMI, SCENARIOS
 from voxanon.pipelines import figures
 from voxanon.pipelines.report import audio, figure, fmt, fmt_ci, table, write_report
 from voxanon.pipelines.results import BenchmarkResults, SummaryRow, privacy_rows, summary_rows
@@ -60,7 +60,7 @@ def _figures(out: Path, results: BenchmarkResults, rows: list[SummaryRow]) -> li
                                               higher_utility_better=True, front=pareto.get("privacy_vs_uar") or []),
                      "Privacy (semi-informed EER) against emotion (UAR)."))
     split = results.settings.primary.split
-    for scenario in ("AA-semi", "AA-lazy"):
+    for scenario in (AA_SEMI, AA_LAZY):
         title = SCENARIOS[scenario].title
         curves = {}
         for name, s in results.systems.items():

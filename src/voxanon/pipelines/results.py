@@ -17,7 +17,7 @@ from typing import Any
 from voxanon.atomic import write_text
 from voxanon.errors import DataError
 from voxanon.evaluation.results import RESULT_KINDS, AsrResult, Interval, PrivacyResult, from_dict, to_dict
-from voxanon.evaluation.scenarios import SCENARIOS
+from voxanon.evaluation.scenarios import AA_LAZY, OA, OO, SCENARIOS
 
 SCHEMA_VERSION = 2
 ORIGINAL = "original"
@@ -43,7 +43,7 @@ class SystemRecord:
         """A privacy result; the original row's OA/AA-lazy equal its OO when absent (nothing is anonymized)."""
         res = self.get("privacy", scenario, split)
         if res is None and self.method is None and SCENARIOS[scenario].attacker == "pretrained":
-            res = self.get("privacy", "OO", split)
+            res = self.get("privacy", OO, split)
         return res
 
     def of_kind(self, kind: str) -> dict[tuple[str, ...], Any]:
@@ -204,7 +204,7 @@ def summary_rows(results: BenchmarkResults) -> list[SummaryRow]:
     rows = []
     for name, s in results.systems.items():
         p = s.privacy(scenario, split)
-        lazy, ignorant = s.privacy("AA-lazy", split), s.privacy("OA", split)
+        lazy, ignorant = s.privacy(AA_LAZY, split), s.privacy(OA, split)
         w: AsrResult | None = s.get("wer", split)
         ser, q = s.get("ser"), s.get("quality")
         gender = p.by_gender if p else {}
