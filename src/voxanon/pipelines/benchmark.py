@@ -309,7 +309,8 @@ class Benchmark:
                        primary=Primary(PRIMARY_SCENARIO, splits[-1]))
         results = BenchmarkResults(
             schema_version=SCHEMA_VERSION, voxanon_version=__version__,
-            created=time.strftime("%Y-%m-%d %H:%M:%S %Z"), profile=dataclasses.asdict(self.profile),
+            created=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            profile=json.loads(json.dumps(dataclasses.asdict(self.profile))),  # as results.json holds it
             settings=info, versions=_versions(),
             machine={"cpu_count": os.cpu_count(), "platform": platform.platform()},
             data=DataInfo(str(layout.root), layout.synthetic, splits, layout.description),
