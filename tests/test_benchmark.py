@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
 from voxanon.data.kaldi import DataDir, DataError, write_data_dir
-from voxanon.pipelines.benchmark import ORIGINAL, StageCache, System, default_systems, parse_system
-from voxanon.pipelines.benchmark_report import ranking, summary_rows
+from voxanon.evaluation.results import (AsrResult, DetPoints, EerInterval, Fairness, Interval, PrivacyResult,
+                                        SerResult, VerificationMetrics, Zebra, to_dict)
+from voxanon.pipelines.benchmark import StageCache, System, default_systems, parse_system
 from voxanon.pipelines.layout import find_layout
+from voxanon.pipelines.results import (ORIGINAL, SCHEMA_VERSION, BenchmarkResults, DataInfo, Primary, Ranking,
+                                       RunInfo, SystemRecord, load_results, rank, save_results, summary_rows)
 
 
 def test_parse_system_forms():
@@ -23,9 +27,10 @@ def test_parse_system_forms():
         parse_system("world:{oops")
 
 
-def test_system_key_depends_on_settings_only():
-    assert System("a", "world", {"x": 1}).key() == System("b", "world", {"x": 1}).key()
-    assert System("a", "world", {"x": 1}).key() != System("a", "world", {"x": 2}).key()
+def test_system_key_depends_on_settings_and_seed_only():
+    assert System("a", "world", {"x": 1}).key(0) == System("b", "world", {"x": 1}).key(0)
+    assert System("a", "world", {"x": 1}).key(0) != System("a", "world", {"x": 2}).key(0)
+    assert System("a", "world", {"x": 1}).key(0) != System("a", "world", {"x": 1}).key(1)
 
 
 def test_default_systems_are_original_plus_offline_anonymizers():
@@ -85,44 +90,97 @@ def test_find_layout_names_what_is_missing(tmp_path):
         find_layout(tmp_path)
 
 
+def _metrics(eer):
+    return VerificationMetrics(n_target=2, n_nontarget=2, eer=eer, eer_threshold=0.5,
+                               eer_ci=EerInterval(eer - 1, eer + 1, 0.05, 10, "enrolled speakers"), rocch_eer=eer,
+                               cllr=1.0, min_cllr=0.9, linkability=None, zebra=Zebra(0.1, -1.0, "B"),
+                               det=DetPoints([0.0], [0.0]))
+
+
 def _privacy(eer_f, eer_m):
-    return {"test": {"eer_mean": (eer_f + eer_m) / 2, "by_gender": {"f": {"eer": eer_f}, "m": {"eer": eer_m}},
-                     "fairness": {"mfdr": 200 * abs(eer_f - eer_m) / (eer_f + eer_m)}}}
+    return PrivacyResult(encoder="e", enroll="enr", trials=["tf", "tm"],
+                         by_gender={"f": _metrics(eer_f), "m": _metrics(eer_m)}, eer_mean=(eer_f + eer_m) / 2,
+                         fairness=Fairness(eer_f, eer_m, 200 * abs(eer_f - eer_m) / (eer_f + eer_m)))
 
 
-def _results():
+def _wer(wer):
+    return AsrResult(data="d", asr_backend="a", normalization="words", n_scored=3, wer=wer, cer=wer / 2,
+                     wer_ci=Interval(wer, wer - 1, wer + 1, 0.05, 10), substitutions=1, deletions=0, insertions=0,
+                     n_reference_words=10, missing_transcript=[], empty_reference=[], failed={}, decoded_now=0)
+
+
+def _ser(uar):
+    return SerResult(data_dir="emo", models="m", fold_routing=True, labels=["neu"], uar_mean=uar, uar_std=1.0,
+                     folds={}, per_class_recall={"neu": uar}, confusion=[[1]], n_utterances=1, excluded_labels={},
+                     failed_audio={}, batch_size=16, seconds=0.1, smoke_test_only=False, message=None)
+
+
+def _results(with_ser=True):
     def system(method, eer_f, eer_m, wer, uar):
-        return {"method": method, "params": {}, "privacy": {"AA-semi": _privacy(eer_f, eer_m),
-                                                             "OO" if method is None else "AA-lazy": _privacy(1, 2)},
-                "wer": {"test": {"wer": wer, "wer_ci": {"low": wer - 1, "high": wer + 1}}},
-                "ser": {"uar_mean": uar}}
+        results = {("privacy", "AA-semi", "test"): _privacy(eer_f, eer_m),
+                   ("privacy", "OO" if method is None else "AA-lazy", "test"): _privacy(1, 2),
+                   ("wer", "test"): _wer(wer)}
+        if with_ser:
+            results[("ser",)] = _ser(uar)
+        return SystemRecord(method=method, params={}, key="k", results=results)
 
-    return {"settings": {"primary": {"scenario": "AA-semi", "split": "test"}},
-            "systems": {ORIGINAL: system(None, 8.0, 2.0, 2.0, 70.0), "a": system("a", 42.0, 40.0, 6.0, 40.0),
-                        "b": system("b", 31.0, 33.0, 3.0, 60.0), "c": system("c", 30.0, 36.0, 9.0, 30.0)}}
+    return BenchmarkResults(
+        schema_version=SCHEMA_VERSION, voxanon_version="x", created="now", profile={},
+        settings=RunInfo(seed=0, asr="a", wer_normalization="words", pretrained_encoder="ge2e",
+                         semi_informed_attacker="ecapa", primary=Primary("AA-semi", "test")),
+        versions={}, machine={}, data=DataInfo("root", True, ["test"], {}),
+        systems={ORIGINAL: system(None, 8.0, 2.0, 2.0, 70.0), "a": system("a", 42.0, 40.0, 6.0, 40.0),
+                 "b": system("b", 31.0, 33.0, 3.0, 60.0), "c": system("c", 30.0, 36.0, 9.0, 30.0)},
+        errors={}, paths={}, ranking=Ranking({}, False), elapsed_seconds=1.0)
 
 
 def test_summary_and_ranking_follow_vpc_categories():
     rows = summary_rows(_results())
-    by = {r["system"]: r for r in rows}
-    assert by["a"]["eer"] == 41.0 and by["a"]["wer"] == 6.0
-    assert by[ORIGINAL]["eer_lazy"] == 1.5  # original row: lazy-informed equals OO
-    rank = ranking(rows)
-    cats = {n: s["category"] for n, s in rank["systems"].items()}
+    by = {r.system: r for r in rows}
+    assert by["a"].eer == 41.0 and by["a"].wer == 6.0
+    assert by[ORIGINAL].eer_lazy == 1.5  # original row: lazy-informed equals OO
+    ranking = rank(rows)
+    cats = {n: s.category for n, s in ranking.systems.items()}
     assert cats == {ORIGINAL: 0, "a": 40, "b": 30, "c": 30}
     # inside category 30: b has the lower WER and the higher UAR
-    assert rank["systems"]["b"]["wer_rank"] == 1 and rank["systems"]["c"]["wer_rank"] == 2
-    assert rank["systems"]["b"]["uar_rank"] == 1
-    assert "c" not in rank["pareto"]["privacy_vs_wer"]  # dominated by b (more private? no: a) and b
-    assert set(rank["pareto"]["privacy_vs_wer"]) == {ORIGINAL, "a", "b"}
-    assert rank["systems"]["a"]["d_eer"] == pytest.approx(100 * (41 - 5) / 5)
+    assert ranking.systems["b"].wer_rank == 1 and ranking.systems["c"].wer_rank == 2
+    assert ranking.systems["b"].uar_rank == 1
+    assert "c" not in ranking.pareto["privacy_vs_wer"]  # dominated by b (more private? no: a) and b
+    assert set(ranking.pareto["privacy_vs_wer"]) == {ORIGINAL, "a", "b"}
+    assert ranking.systems["a"].d_eer == pytest.approx(100 * (41 - 5) / 5)
 
 
 def test_ranking_without_uar_ranks_on_wer_only():
+    ranking = rank(summary_rows(_results(with_ser=False)))
+    assert not ranking.uar_used
+    assert set(ranking.pareto) == {"privacy_vs_wer"}
+    assert all(s.uar_rank is None for s in ranking.systems.values())
+
+
+def test_results_round_trip_through_results_json(tmp_path):
     results = _results()
-    for s in results["systems"].values():
-        s.pop("ser")
-    rank = ranking(summary_rows(results))
-    assert not rank["uar_used"]
-    assert set(rank["pareto"]) == {"privacy_vs_wer"}
-    assert all(s["uar_rank"] is None for s in rank["systems"].values())
+    results = dataclasses.replace(results, ranking=rank(summary_rows(results)))
+    save_results(tmp_path / "results.json", results)
+    assert load_results(tmp_path / "results.json") == results
+    raw = json.loads((tmp_path / "results.json").read_text())
+    assert raw["systems"]["a"]["privacy"]["AA-semi"]["test"]["by_gender"]["f"]["eer"] == 42.0
+    assert raw["systems"]["a"]["ser"]["uar_mean"] == 40.0
+
+
+@pytest.mark.parametrize("version", [None, 1, 99])
+def test_results_of_another_schema_version_are_refused(tmp_path, version):
+    data = to_dict(_results())
+    data.pop("schema_version")
+    if version is not None:
+        data["schema_version"] = version
+    (tmp_path / "results.json").write_text(json.dumps(data))
+    with pytest.raises(DataError, match="schema version"):
+        load_results(tmp_path / "results.json")
+
+
+def test_malformed_results_name_the_field(tmp_path):
+    data = to_dict(_results())
+    del data["systems"]["a"]["wer"]["test"]["wer"]
+    (tmp_path / "results.json").write_text(json.dumps(data))
+    with pytest.raises(DataError, match=r"systems\.a\.wer\.test.*'wer'"):
+        load_results(tmp_path / "results.json")

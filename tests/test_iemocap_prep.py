@@ -102,3 +102,22 @@ def test_cli_data_iemocap(tmp_path, capsys):
     dev = read_data_dir(tmp_path / "out" / "IEMOCAP_dev")
     assert set(dev.spk2gender.values()) == {"m"}
     assert "excluded (not one of the 4 classes): fru 10, xxx 10" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("subfolder", ["", "IEMOCAP"])
+def test_benchmark_data_finds_what_the_data_commands_write(tmp_path, subfolder):
+    """`voxanon data librispeech` + `voxanon data iemocap` output is the layout `voxanon benchmark --data` reads."""
+    from test_librispeech_prep import make_tree as make_librispeech
+
+    from voxanon.pipelines.benchmark import Benchmark
+    from voxanon.pipelines.profiles import PROFILES
+
+    root = tmp_path / "vpc"
+    assert main(["data", "librispeech", str(make_librispeech(tmp_path / "ls")), str(root),
+                 "--enroll-fraction", "0.67", "--enroll-utts", "2"]) == 0
+    make_tree(tmp_path / "IEMOCAP")
+    assert main(["data", "iemocap", str(tmp_path / "IEMOCAP"), str(root / subfolder)]) == 0
+    layout = Benchmark(tmp_path / "out", PROFILES["default"], [], data_root=root)._layout()
+    assert layout.emo == root / subfolder / "IEMOCAP_all"
+    assert layout.train == root / "train-clean-360" and layout.splits == ["dev", "test"]
+    assert set(layout.sets(layout.splits)) >= {"emo", "train", "test_enrolls", "dev_trials_m"}

@@ -11,7 +11,9 @@ import soundfile as sf
 from voxanon.audio.io import AudioError
 from voxanon.data.kaldi import DataDir, DataError, Trial, read_data_dir, write_data_dir
 from voxanon.evaluation.embeddings import EmbeddingCache, audio_key, extract_embeddings
-from voxanon.evaluation.privacy import cosine_scores, evaluate_privacy, format_table, run_scenarios
+from voxanon.cli.privacy import format_privacy_table
+from voxanon.evaluation.privacy import cosine_scores, evaluate_privacy, run_scenarios
+from voxanon.evaluation.results import PrivacyResult, from_dict, to_dict
 from voxanon.models.speaker import SpeakerEncoder
 
 SCALE = 0.1
@@ -76,17 +78,17 @@ def corpus(tmp_path):
 def test_enrollment_average_and_gender_split(corpus, tmp_path):
     enroll, tf, tm = corpus
     res = evaluate_privacy(enroll, [tf, tm], CodeEncoder(), n_boot=50, quiet=True)
-    scores = {(s["enroll_spk"], s["utt"]): s for s in res["scores"]}
+    scores = {(s.enroll_spk, s.utt): s for s in res.scores}
     # enrollment model of fa is the mean [.5,.5,0,0]: cosine with [1,1,0,0] is 1
-    assert scores[("fa", "fa-t")]["score"] == pytest.approx(1.0, abs=1e-5)
-    assert scores[("fb", "fa-t")]["score"] == pytest.approx(0.0, abs=1e-5)
-    assert scores[("ma", "ma-t")]["gender"] == "m" and scores[("fa", "fb-t")]["gender"] == "f"
-    assert res["by_gender"]["f"]["eer"] == pytest.approx(0.0)
-    assert res["by_gender"]["m"]["eer"] == pytest.approx(100.0)
-    assert res["eer_mean"] == pytest.approx(50.0)
-    assert res["by_gender"]["f"]["n_target"] == 2 and res["by_gender"]["m"]["n_nontarget"] == 2
-    json.dumps(res)  # serialisable
-    assert "OO" in format_table({"OO": res})
+    assert scores[("fa", "fa-t")].score == pytest.approx(1.0, abs=1e-5)
+    assert scores[("fb", "fa-t")].score == pytest.approx(0.0, abs=1e-5)
+    assert scores[("ma", "ma-t")].gender == "m" and scores[("fa", "fb-t")].gender == "f"
+    assert res.by_gender["f"].eer == pytest.approx(0.0)
+    assert res.by_gender["m"].eer == pytest.approx(100.0)
+    assert res.eer_mean == pytest.approx(50.0)
+    assert res.by_gender["f"].n_target == 2 and res.by_gender["m"].n_nontarget == 2
+    assert from_dict(PrivacyResult, json.loads(json.dumps(to_dict(res)))) == res  # serialisable, round trip
+    assert "OO" in format_privacy_table({"OO": res})
 
 
 @pytest.mark.parametrize("n_trials", [3, 40])  # sparse list (row-wise) and dense grid (matrix product)
@@ -106,7 +108,7 @@ def test_cache_second_run_computes_nothing(corpus, tmp_path):
     assert first.embedded == 9  # 10 utterances; mb-t has the same audio bytes as ma-1 (cached by content)
     again = CodeEncoder()
     r2 = evaluate_privacy(enroll, [tf, tm], again, cache_dir=cache, n_boot=20, quiet=True)
-    assert again.calls == 0 and r2["eer_mean"] == r1["eer_mean"]
+    assert again.calls == 0 and r2.eer_mean == r1.eer_mean
     other = CodeEncoder(name="code-v2")  # another model never reuses these embeddings
     evaluate_privacy(enroll, [tf], other, cache_dir=cache, n_boot=20, quiet=True)
     assert other.embedded > 0
@@ -174,7 +176,7 @@ def test_scenarios(corpus, tmp_path):
                         anon_enroll=enroll, anon_trials=[tf], pretrained=CodeEncoder(),
                         attacker=CodeEncoder("retrained"), n_boot=20, quiet=True)
     assert set(res) == {"OO", "OA", "AA-semi"}
-    assert res["AA-semi"]["encoder"] == "retrained" and res["OA"]["trials"] == [str(tf)]
+    assert res["AA-semi"].encoder == "retrained" and res["OA"].trials == [str(tf)]
     with pytest.raises(ValueError, match="anonymized"):
         run_scenarios(["AA-lazy"], orig_enroll=enroll, orig_trials=[tf], pretrained=CodeEncoder(), quiet=True)
     with pytest.raises(ValueError, match="checkpoint"):

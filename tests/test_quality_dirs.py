@@ -35,11 +35,11 @@ def test_identity_copy_has_identity_quality(tmp_path):
     anon = copy / "data"
     (anon / "wav.scp").write_text((orig / "wav.scp").read_text().replace(str(tmp_path / "orig"), str(copy)))
     res = evaluate_quality([orig], [anon], max_utts=2, cache_dir=tmp_path / "cache", quiet=True)
-    assert res["dnsmos"]["n"] == 2
-    assert res["dnsmos"]["original"] == pytest.approx(res["dnsmos"]["anonymized"])
-    assert 1.0 <= res["dnsmos"]["original"] <= 5.0
-    assert res["rho_f0"] == pytest.approx(1.0)
-    assert res["gvd_db"] == pytest.approx(0.0, abs=1e-9)
-    assert res["deid"] == pytest.approx(0.0, abs=1e-9)
-    assert res["gvd_speakers"] == 3 and res["gvd_utterances"] == 9
-    assert np.isfinite(res["gvd_db"])
+    assert res.dnsmos.n == 2
+    assert res.dnsmos.original == pytest.approx(res.dnsmos.anonymized)
+    assert 1.0 <= res.dnsmos.original <= 5.0
+    assert res.rho_f0 == pytest.approx(1.0)
+    assert res.gvd_db == pytest.approx(0.0, abs=1e-9)
+    assert res.deid == pytest.approx(0.0, abs=1e-9)
+    assert res.gvd_speakers == 3 and res.gvd_utterances == 9
+    assert np.isfinite(res.gvd_db)

@@ -14,8 +14,10 @@ from voxanon.audio.io import write_wav
 from voxanon.audio.synthetic import speech_like
 from voxanon.cli import main
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir, write_data_dir
-from voxanon.evaluation import ser as ser_eval
-from voxanon.evaluation.ser import evaluate_ser, evaluate_ser_cli, fold_model_path, is_synthetic, train_folds
+from voxanon.cli.utility import run_ser
+from voxanon.evaluation.results import SerResult, from_dict, to_dict
+from voxanon.evaluation.ser import evaluate_ser, fold_model_path, is_synthetic, train_folds
+from voxanon.pipelines.utility_report import format_ser_report
 from voxanon.models.ser import compact as ser_models
 from voxanon.data.iemocap import EMOTIONS
 from voxanon.models.ser import SERError, load_ser
@@ -69,10 +71,10 @@ def test_training_loss_decreases_and_beats_chance(trained, tmp_path):
         losses = CompactSER.load(fold_model_path(tmp_path / "models", fold)).meta["losses"]
         assert len(losses) == 8 and losses[-1] < 0.6 * losses[0]
     result = evaluate_ser(data_dir, tmp_path / "models", quiet=True)
-    assert result["uar_mean"] > 70.0  # chance is 25 %
-    assert result["n_utterances"] == 160 and result["smoke_test_only"] is False
-    assert np.array(result["confusion"]).sum() == 160
-    json.dumps(result)
+    assert result.uar_mean > 70.0  # chance is 25 %
+    assert result.n_utterances == 160 and result.smoke_test_only is False
+    assert np.array(result.confusion).sum() == 160
+    assert from_dict(SerResult, json.loads(json.dumps(to_dict(result)))) == result  # serialisable, round trip
 
 
 def test_fold_routing_never_scores_a_training_speaker(trained):
@@ -80,11 +82,11 @@ def test_fold_routing_never_scores_a_training_speaker(trained):
     data = read_data_dir(data_dir)
     result = evaluate_ser(data_dir, models, quiet=True)
     train_spk = {f: set(CompactSER.load(fold_model_path(models, f)).meta["train_speakers"]) for f in "12345"}
-    assert {r["utt"] for r in result["utterances"]} == set(data.utts)
-    for row in result["utterances"]:
+    assert {r["utt"] for r in result.utterances} == set(data.utts)
+    for row in result.utterances:
         assert row["fold"] == data.spk2fold[row["spk"]]
         assert row["spk"] not in train_spk[row["fold"]]
-        assert result["folds"][row["fold"]]["model"].endswith(f"fold_{row['fold']}/ser.pt")
+        assert result.folds[row["fold"]].model.endswith(f"fold_{row['fold']}/ser.pt")
     # every other speaker was in the training set of that fold's model
     for fold, spks in train_spk.items():
         assert spks == {s for s, f in data.spk2fold.items() if f != fold}
@@ -108,11 +110,11 @@ def test_bad_labels_unreadable_audio_and_synthetic_marker(trained, tmp_path):
     write_data_dir(data, tmp_path / "d")
     (tmp_path / "d" / "SYNTHETIC").write_text("")
     result = evaluate_ser(tmp_path / "d", models, quiet=True)
-    assert result["excluded_labels"] == {"fru": 1}
-    assert list(result["failed_audio"]) == ["S2M_sad_1"]
-    assert result["n_utterances"] == 158
-    assert result["smoke_test_only"] is True and "smoke test only" in result["message"]
-    text = ser_eval.format_report(result)
+    assert result.excluded_labels == {"fru": 1}
+    assert list(result.failed_audio) == ["S2M_sad_1"]
+    assert result.n_utterances == 158
+    assert result.smoke_test_only is True and "smoke test only" in result.message
+    text = format_ser_report(result)
     assert "WARNING" in text and "unreadable audio, skipped: S2M_sad_1" in text
 
 
@@ -157,7 +159,7 @@ def test_evaluate_utility_cli_writes_tables(trained, tmp_path, capsys):
     args = argparse.Namespace(data_dirs=[str(data_dir)], ser_models=str(tmp_path / "none"), ser_model=None,
                               out=str(out), batch_size=8, quiet=True)
     with pytest.raises(SERError, match="no model for fold 1"):  # the command line prints it, exit 4
-        evaluate_ser_cli(args)
+        run_ser(args)
 
 
 def test_resume_gives_the_same_model(tmp_path, monkeypatch):

@@ -90,10 +90,10 @@ def test_utility_needs_a_part(tmp_path, capsys):
 
 
 def test_ser_part_is_handed_the_same_arguments(tmp_path, monkeypatch):
-    import voxanon.evaluation.ser as ser
+    import voxanon.cli.utility as utility
 
     seen = []
-    monkeypatch.setattr(ser, "evaluate_ser_cli", lambda args: seen.append(args) or 0)
+    monkeypatch.setattr(utility, "run_ser", lambda args: seen.append(args) or 0)
     data = str(make_dir(tmp_path / "d"))
     assert main(["evaluate", "utility", "--ser", "--ser-models", "m", "--out", str(tmp_path / "o"), data]) == 0
     assert seen[0].data_dirs == [data] and seen[0].ser_models == "m" and not (tmp_path / "o").exists()

@@ -6,11 +6,18 @@ import argparse
 from pathlib import Path
 
 from voxanon.errors import EXIT_OK, EXIT_PARTIAL, ConfigError
+from voxanon.pipelines.profiles import PROFILES
+
+
+def category(cat: int | None) -> str:
+    """The VPC privacy category as printed (``>=20``, ``<10``, ``-``)."""
+    return f">={cat}" if cat else ("<10" if cat == 0 else "-")
 
 
 def run(args: argparse.Namespace) -> int:
-    from voxanon.pipelines.benchmark import PROFILES, Benchmark, default_systems, parse_system
-    from voxanon.pipelines.benchmark_report import summary_rows
+    from voxanon.pipelines.benchmark import Benchmark, default_systems, parse_system
+    from voxanon.pipelines.results import summary_rows
+    from voxanon.presentation.table import format_table
 
     profile = PROFILES["quick" if args.quick else args.profile]
     try:
@@ -24,44 +31,33 @@ def run(args: argparse.Namespace) -> int:
                       jobs=args.jobs, asr=args.asr, pretrained=args.encoder, quiet=args.quiet)
     results = bench.run()
     out = Path(args.out).resolve()
-    rank = results["ranking"]["systems"]
-
-    def num(v):
-        return f"{v:.2f}" if isinstance(v, (int, float)) else "–"
-
-    print(f"\n{'system':<20} {'EER semi %':>10} {'EER lazy %':>10} {'WER %':>7} {'UAR %':>7} {'category':>9}")
-    for r in summary_rows(results):
-        cat = rank.get(r["system"], {}).get("category")
-        print(f"{r['system']:<20} {num(r['eer']):>10} {num(r['eer_lazy']):>10} {num(r['wer']):>7} {num(r['uar']):>7} "
-              f"{('>=' + str(cat)) if cat else ('<10' if cat == 0 else '–'):>9}")
-    if results["errors"]:
-        print(f"\n{len(results['errors'])} system(s) had errors; see {out / 'results.json'}")
+    rank = results.ranking.systems
+    rows = [[r.system, r.eer, r.eer_lazy, r.wer, r.uar,
+             category(rank[r.system].category if r.system in rank else None)] for r in summary_rows(results)]
+    print("\n" + format_table(["system", "EER semi %", "EER lazy %", "WER %", "UAR %", "category"], rows))
+    if results.errors:
+        print(f"\n{len(results.errors)} system(s) had errors; see {out / 'results.json'}")
     print(f"\nreport: {out / 'report.html'}\nresults: {out / 'results.json'}, {out / 'summary.csv'}, "
           f"{out / 'privacy.csv'}\nfigures: {out / 'figures'}")
-    return EXIT_PARTIAL if results["errors"] else EXIT_OK
-
-
-def _add_profile(p: argparse.ArgumentParser) -> None:
-    from voxanon.pipelines.benchmark import PROFILES
-
-    p.add_argument("--profile", choices=sorted(PROFILES), default="default",
-                   help="quick: 3 systems, test split, small corpus (minutes); default: all offline systems, "
-                        "dev+test, small corpus; full: the larger corpus (an hour or more)")
+    return EXIT_PARTIAL if results.errors else EXIT_OK
 
 
 def register(commands) -> None:
     p = commands.top.add_parser(
         "benchmark", help="anonymize, attack, measure utility, rank and write the report",
         description="Runs the VPC-style evaluation for several anonymizers. Without --data it builds (or reuses) "
-                    "the offline synthetic corpus under OUT/corpus. Every stage is cached under OUT, so a rerun "
-                    "resumes where it stopped.")
+                    "the offline synthetic corpus under OUT/corpus. Every stage is cached under OUT, keyed by "
+                    "what it depends on (settings, data content, models, seed), so a rerun resumes where it "
+                    "stopped and recomputes exactly what changed.")
     p.add_argument("--out", default="runs/benchmark", help="output folder (default: runs/benchmark)")
     p.add_argument("--data", help="prepared data root: a `voxanon data synth` corpus or VPC data directories "
-                                  "(libri_test_enrolls, ...); default: build the offline corpus")
+                                  "(libri_test_enrolls, ..., IEMOCAP_all); default: build the offline corpus")
     p.add_argument("--system", dest="systems", action="append", metavar="SPEC",
                    help="'original', a method name, or LABEL=METHOD:{json params}; repeatable "
                         "(default: original + every offline anonymizer; --quick: original, mcadams, world)")
-    p.defer(_add_profile)
+    p.add_argument("--profile", choices=sorted(PROFILES), default="default",
+                   help="quick: 3 systems, test split, small corpus (minutes); default: all offline systems, "
+                        "dev+test, small corpus; full: the larger corpus (an hour or more)")
     p.add_argument("--quick", action="store_true", help="same as --profile quick (a few minutes; for CI)")
     p.add_argument("--seed", type=int, default=0, help="global seed (corpus and anonymization)")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")

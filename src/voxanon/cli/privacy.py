@@ -27,13 +27,31 @@ def _device(name: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def run_privacy(args: argparse.Namespace) -> int:
-    from voxanon.evaluation.privacy import format_table, run_scenarios
+def format_privacy_table(results: dict) -> str:
+    """One row per scenario and gender, then the scenario's mean EER (``results``: scenario -> PrivacyResult)."""
+    from voxanon.presentation.table import cell, format_table
 
-    scenarios = [name for flag, name in (("oo", "OO"), ("oa", "OA"), ("aa_lazy", "AA-lazy"), ("aa_semi", "AA-semi"))
-                 if getattr(args, flag)]
+    rows = []
+    for name, r in results.items():
+        for g, m in r.by_gender.items():
+            rows.append([name, g, cell(m.eer), f"[{m.eer_ci.low:.1f}, {m.eer_ci.high:.1f}]", cell(m.rocch_eer),
+                         cell(m.cllr, 3), cell(m.min_cllr, 3), cell(m.linkability, 3, "n/a"),
+                         cell(m.zebra.expected_bits, 4), m.zebra.tag, r.encoder])
+        rows.append([name, "mean", cell(r.eer_mean), *[""] * 8])
+    header = ["scenario", "gender", "EER %", "95% CI", "ROCCH", "Cllr", "minCllr", "link", "ZEBRA bits", "tag",
+              "encoder"]
+    return format_table(header, rows, align="ll" + "r" * 8 + "l", rule=True)
+
+
+def run_privacy(args: argparse.Namespace) -> int:
+    from voxanon.evaluation.privacy import run_scenarios
+    from voxanon.evaluation.results import to_dict
+    from voxanon.evaluation.scenarios import SCENARIOS
+
+    scenarios = [name for name, sc in SCENARIOS.items() if getattr(args, sc.flag)]
     if not scenarios:
-        scenarios = ["OO"] if not args.anon_trials else ["OO", "OA", "AA-lazy"] + (["AA-semi"] if args.attacker else [])
+        scenarios = [name for name, sc in SCENARIOS.items() if (args.anon_trials or not sc.needs_anonymized)
+                     and (args.attacker or sc.attacker == "pretrained")]
     try:
         results = run_scenarios(
             scenarios, orig_enroll=args.enroll, orig_trials=args.trials, anon_enroll=args.anon_enroll,
@@ -45,8 +63,8 @@ def run_privacy(args: argparse.Namespace) -> int:
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(results, indent=1), encoding="utf-8")
-    print(format_table(results))
+        out.write_text(json.dumps(to_dict(results), indent=1), encoding="utf-8")
+    print(format_privacy_table(results))
     if args.out:
         print(f"results written to {args.out}")
     return 0
@@ -86,16 +104,21 @@ def run_librispeech(args: argparse.Namespace) -> int:
     return 0
 
 
+_SIDES = {"orig": "original", "anon": "anonymized"}
+
+
 def register(commands) -> None:
+    from voxanon.evaluation.scenarios import SCENARIOS
+
     p = commands.evaluate.add_parser("privacy", help="speaker-verification attacks (EER and more)")
     p.add_argument("--enroll", required=True, help="original enrollment data dir (e.g. libri_dev_enrolls)")
     p.add_argument("--trials", required=True, nargs="+", help="original trial data dirs (trials_f, trials_m)")
     p.add_argument("--anon-enroll", help="anonymized enrollment data dir")
     p.add_argument("--anon-trials", nargs="+", help="anonymized trial data dirs")
-    p.add_argument("--oo", action="store_true", help="original enrollment and trials")
-    p.add_argument("--oa", action="store_true", help="ignorant attacker: original enrollment, anonymized trials")
-    p.add_argument("--aa-lazy", action="store_true", help="lazy-informed: both anonymized, pretrained encoder")
-    p.add_argument("--aa-semi", action="store_true", help="semi-informed: both anonymized, retrained attacker")
+    for sc in SCENARIOS.values():
+        p.add_argument(f"--{sc.flag.replace('_', '-')}", action="store_true",
+                       help=f"{sc.title}: {_SIDES[sc.enroll]} enrollment, {_SIDES[sc.trials]} trials, "
+                            f"{sc.attacker} encoder")
     p.add_argument("--encoder", default="ge2e", help="pretrained encoder spec: ge2e, ecapa:CKPT, speechbrain:CKPT")
     p.add_argument("--attacker", help="checkpoint of 'voxanon attacker train' (best.pt) for --aa-semi")
     p.add_argument("--cache", default=".voxanon-cache/embeddings", help="embedding cache directory")

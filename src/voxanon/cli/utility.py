@@ -1,14 +1,12 @@
 """``voxanon evaluate utility``: content (``--asr``: WER/CER) and emotion (``--ser``: UAR) preservation.
 
-The two parts are independent: ``--asr`` is evaluated here; ``--ser`` hands the
-same arguments to :func:`voxanon.evaluation.ser.evaluate_ser_cli`.
+The two parts are independent and share the data directories and ``--out``;
+their result files and reports come from :mod:`voxanon.pipelines.utility_report`.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import sys
 from pathlib import Path
 
@@ -16,80 +14,46 @@ from voxanon.errors import EXIT_OK, EXIT_PARTIAL, ConfigError, DataError
 from voxanon.ranges import Range
 
 
-def _fmt(value: float | None, digits: int = 2) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
-def format_asr_table(sets: list[dict]) -> str:
-    """Readable side-by-side table of WER/CER results (first set: original)."""
-    header = ("set", "data", "WER %", "95% CI", "CER %", "utts", "words", "no text", "empty ref", "failed")
-    rows = [header]
-    for i, s in enumerate(sets):
-        ci = s["wer_ci"]
-        rows.append(("original" if i == 0 else f"anonymized {i}", s["data"], _fmt(s["wer"]),
-                     f"[{_fmt(ci['low'])}, {_fmt(ci['high'])}]" if ci else "-", _fmt(s["cer"]),
-                     str(s["n_scored"]), str(s["n_reference_words"] or 0), str(len(s["missing_transcript"])),
-                     str(len(s["empty_reference"])), str(len(s["failed"]))))
-    widths = [max(len(r[c]) for r in rows) for c in range(len(header))]
-    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
-    for s in sets:
-        for label, utts in (("no transcript (skipped)", s["missing_transcript"]),
-                            ("empty reference (not scored)", s["empty_reference"])):
-            if utts:
-                lines.append(f"{s['data']}: {label}: {' '.join(utts)}")
-        for utt, why in s["failed"].items():
-            lines.append(f"{s['data']}: failed: {utt}: {why}")
-    return "\n".join(lines)
-
-
-def write_asr_results(results: dict, out_dir: Path) -> None:
-    """``asr_results.json``, ``asr_summary.tsv``, ``asr_utterances.tsv`` and ``asr_report.txt``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "asr_results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    keys = ("data", "wer", "cer", "n_scored", "n_reference_words", "substitutions", "deletions", "insertions")
-    with open(out_dir / "asr_summary.tsv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh, delimiter="\t")
-        w.writerow([*keys, "wer_ci_low", "wer_ci_high", "asr_backend", "normalization"])
-        for s in results["sets"]:
-            ci = s["wer_ci"] or {}
-            w.writerow([*(s[k] for k in keys), ci.get("low"), ci.get("high"), s["asr_backend"], s["normalization"]])
-    with open(out_dir / "asr_utterances.tsv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh, delimiter="\t")
-        w.writerow(["data", "utt", "errors", "ref_words", "reference", "hypothesis"])
-        for s in results["sets"]:
-            for u in s["utterances"]:
-                n = u["substitutions"] + u["deletions"] + u["hits"]
-                errors = u["substitutions"] + u["deletions"] + u["insertions"]
-                w.writerow([s["data"], u["utt_id"], errors, n, u["reference"], u["hypothesis"]])
-    (out_dir / "asr_report.txt").write_text(format_asr_table(results["sets"]) + "\n", encoding="utf-8")
-
-
 def run_asr(args: argparse.Namespace) -> int:
     from voxanon.data.kaldi import read_data_dir
     from voxanon.evaluation.asr import evaluate_asr
     from voxanon.models.asr import load_asr
+    from voxanon.pipelines.utility_report import format_asr_table, write_asr_results
 
     asr = load_asr(args.asr_backend, device=args.device, threads=args.threads)
     out = Path(args.out)
     cache = Path(args.cache_dir) if args.cache_dir else out / "asr_cache"
-    sets = []
-    for data_dir in args.data_dirs:
-        ev = evaluate_asr(read_data_dir(data_dir), asr, cache, normalization=args.normalization,
-                          batch_size=args.batch_size, n_boot=args.n_boot, quiet=args.quiet)
-        sets.append(ev.to_dict())
-    results = {"asr_backend": asr.name, "normalization": args.normalization, "n_boot": args.n_boot,
-               "hypothesis_cache": str(cache), "sets": sets}
-    write_asr_results(results, out)
+    sets = [evaluate_asr(read_data_dir(d), asr, cache, normalization=args.normalization, batch_size=args.batch_size,
+                         n_boot=args.n_boot, quiet=args.quiet).to_result() for d in args.data_dirs]
+    header = {"asr_backend": asr.name, "normalization": args.normalization, "n_boot": args.n_boot,
+              "hypothesis_cache": str(cache)}
+    write_asr_results(header, sets, out)
     print(format_asr_table(sets))
     print(f"results: {out / 'asr_results.json'}")
-    unscored = [s["data"] for s in sets if not s["n_scored"]]
+    unscored = [s.data for s in sets if not s.n_scored]
     if unscored:
         raise DataError(f"no utterance of {', '.join(unscored)} could be scored; see {out / 'asr_report.txt'}")
-    failed = sum(len(s["failed"]) for s in sets)
+    failed = sum(len(s.failed) for s in sets)
     if failed:
         print(f"voxanon evaluate utility: {failed} utterance(s) failed, listed in {out / 'asr_report.txt'}",
               file=sys.stderr)
         return EXIT_PARTIAL
+    return EXIT_OK
+
+
+def run_ser(args: argparse.Namespace) -> int:
+    """Score every data directory with the per-fold models (``--ser-models``) or one model (``--ser-model``)."""
+    from voxanon.evaluation.ser import evaluate_ser
+    from voxanon.pipelines.utility_report import ser_text, write_ser_results
+
+    models_dir, spec = getattr(args, "ser_models", None), getattr(args, "ser_model", None)
+    if (models_dir is None) == (spec is None):
+        raise ConfigError("SER evaluation: give either --ser-models DIR (per-fold models) or --ser-model SPEC")
+    results = [evaluate_ser(d, models_dir, model_spec=spec, batch_size=args.batch_size, quiet=args.quiet)
+               for d in args.data_dirs]
+    out = write_ser_results(results, args.out)
+    print(ser_text(results))
+    print(f"results: {out / 'ser_results.json'}")
     return EXIT_OK
 
 
@@ -98,9 +62,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("choose --asr, --ser or both")
     status = run_asr(args) if args.asr else 0
     if args.ser:
-        from voxanon.evaluation.ser import evaluate_ser_cli
-
-        status = max(status, evaluate_ser_cli(args))
+        status = max(status, run_ser(args))
     return status
 
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from voxanon.errors import DataError  # noqa: F401  (re-exported)
 from voxanon.atomic import write_texts
+from voxanon.data.names import GENDERS
 
 #: every file a data directory may have, in the order they are described above
 FILES = ("wav.scp", "utt2spk", "spk2utt", "spk2gender", "text", "utt2dur", "utt2emo", "spk2fold", "trials")
-GENDERS = ("f", "m")
 TRIAL_LABELS = ("target", "nontarget")
 
 #: files whose second field is the rest of the line (may contain spaces)

@@ -21,11 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
+from voxanon.data import names
 from voxanon.data.kaldi import GENDERS, DataDir, DataError, Trial, read_text_file, write_data_dir
 from voxanon.ranges import Range
 
 SUBSETS = {"dev": "dev-clean", "test": "test-clean"}
-TRAIN_SUBSET = "train-clean-360"
+TRAIN_SUBSET = names.TRAIN_360
 
 
 def _find(root: Path, name: str) -> Path | None:
@@ -151,21 +152,21 @@ def prepare_librispeech(root: str | os.PathLike, out: str | os.PathLike, *, list
             continue
         data = read_subset(subset_dir, spk2gender, speakers_file)
         if lists is not None:
-            enroll = _read_list(Path(lists) / f"libri_{part}_enrolls" / "enrolls")
-            trials = {g: _read_trials(Path(lists) / f"libri_{part}_trials_{g}" / "trials") for g in GENDERS}
+            enroll = _read_list(Path(lists) / names.libri(names.enrolls(part)) / "enrolls")
+            trials = {g: _read_trials(Path(lists) / names.libri(names.trials(part, g)) / "trials") for g in GENDERS}
             unknown = [u for u in enroll + [t.utt for g in GENDERS for t in trials[g]] if u not in data.wav_scp]
             if unknown:
                 raise DataError(f"{lists}: utterance {unknown[0]} of the official lists is not in {subset_dir} "
                                 f"({len(set(unknown))} missing)")
         else:
             enroll, trials = build_sets(data, enroll_fraction, enroll_utts, seed)
-        write_data_dir(data.subset(enroll), out / f"libri_{part}_enrolls")
-        (out / f"libri_{part}_enrolls" / "enrolls").write_text("".join(f"{u}\n" for u in enroll), encoding="utf-8")
+        write_data_dir(data.subset(enroll), out / names.libri(names.enrolls(part)))
+        (out / names.libri(names.enrolls(part)) / "enrolls").write_text("".join(f"{u}\n" for u in enroll), encoding="utf-8")
         for g in GENDERS:
             sub = data.subset(sorted({t.utt for t in trials[g]}))
             sub.trials = trials[g]
-            write_data_dir(sub, out / f"libri_{part}_trials_{g}")
-        stats[f"libri_{part}"] = _stats(data, enroll, trials)
+            write_data_dir(sub, out / names.libri(names.trials(part, g)))
+        stats[names.libri(part)] = _stats(data, enroll, trials)
     train_dir = _find(root, TRAIN_SUBSET)
     if train_dir is not None:
         train = read_subset(train_dir, spk2gender, speakers_file)
@@ -179,18 +180,18 @@ def prepare_librispeech(root: str | os.PathLike, out: str | os.PathLike, *, list
 
 def format_stats(stats: dict) -> str:
     """Statistics as in the VPC tables: speakers, utterances, target / non-target trials per gender."""
-    lines = [f"{'set':<28} {'gender':<6} {'speakers':>8} {'utts':>6} {'target':>8} {'nontarget':>10}"]
+    from voxanon.presentation.table import format_table
+
+    rows = []
     for name, s in stats.items():
         if name == TRAIN_SUBSET:
-            for g in GENDERS:
-                lines.append(f"{name:<28} {g:<6} {s['speakers'][g]:>8}")
-            lines.append(f"{name:<28} {'all':<6} {'':>8} {s['utterances']:>6}")
+            rows += [[name, g, s["speakers"][g], "", "", ""] for g in GENDERS]
+            rows.append([name, "all", "", s["utterances"], "", ""])
             continue
         for g in GENDERS:
             e = s["enrolls"][g]
-            lines.append(f"{name + '_enrolls':<28} {g:<6} {e['speakers']:>8} {e['utterances']:>6}")
+            rows.append([names.enrolls(name), g, e["speakers"], e["utterances"], "", ""])
         for g in GENDERS:
             t = s["trials"][g]
-            lines.append(f"{name + '_trials_' + g:<28} {g:<6} {t['speakers']:>8} {t['utterances']:>6} "
-                         f"{t['target']:>8} {t['nontarget']:>10}")
-    return "\n".join(lines)
+            rows.append([names.trials(name, g), g, t["speakers"], t["utterances"], t["target"], t["nontarget"]])
+    return format_table(["set", "gender", "speakers", "utts", "target", "nontarget"], rows, align="llrrrr")

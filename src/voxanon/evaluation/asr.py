@@ -22,7 +22,10 @@ import numpy as np
 
 from voxanon.atomic import write_text
 from voxanon.audio.io import AudioError, load_audio
-from voxanon.data.kaldi import DataDir
+from voxanon.data import names
+from voxanon.data.kaldi import DataDir, read_data_dir
+from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
+from voxanon.evaluation.results import AsrResult, from_dict
 from voxanon.metrics import ConfidenceInterval, WERResult, wer, wer_ci
 from voxanon.metrics.text import NORMALIZERS
 from voxanon.models.asr import AsrBackend
@@ -66,10 +69,10 @@ class AsrEvaluation:
     failed: dict[str, str] = field(default_factory=dict)
     decoded: int = 0
 
-    def to_dict(self) -> dict:
-        """JSON-serialisable summary with per-utterance details."""
+    def to_result(self) -> AsrResult:
+        """The typed result, with per-utterance details."""
         res = self.result
-        return {
+        return from_dict(AsrResult, {
             "data": self.data, "asr_backend": self.backend, "normalization": self.normalization,
             "n_scored": len(res.utterances) if res else 0,
             "wer": res.wer if res else None, "cer": res.cer if res else None,
@@ -80,7 +83,7 @@ class AsrEvaluation:
             "missing_transcript": self.missing_transcript, "empty_reference": self.empty_reference,
             "failed": self.failed, "decoded_now": self.decoded,
             "utterances": [asdict(u) for u in res.utterances] if res else [],
-        }
+        })
 
 
 def _decode(asr: AsrBackend, batch: list[tuple[str, str, np.ndarray, int]], cache: HypothesisCache,
@@ -162,3 +165,54 @@ def evaluate_asr(data: DataDir, asr: AsrBackend, cache_dir: str | os.PathLike, *
         ev.result = wer({u: data.text[u] for u in scored}, {u: ev.hypotheses[u] for u in scored}, normalization)
         ev.wer_interval = wer_ci(ev.result, n_boot=n_boot, seed=seed)
     return ev
+
+
+def merge_dirs(dirs: list[Path], name: str) -> DataDir:
+    """One data directory holding the utterances (audio and text) of several, e.g. female + male trials."""
+    merged = DataDir(path=Path(name))
+    for d in dirs:
+        data = read_data_dir(d)
+        merged.wav_scp.update(data.wav_scp)
+        merged.text.update(data.text)
+    return merged
+
+
+@dataclass(frozen=True)
+class AsrSettings:
+    """WER of ``backend`` on one split's trial sets (female and male merged)."""
+
+    split: str
+    backend: str
+    normalization: str
+    n_boot: int
+
+
+class AsrEvaluator(Evaluator):
+    """Content preservation: WER / CER of the offline ASR on a system's trial utterances."""
+
+    kind = "wer"
+    Settings = AsrSettings
+
+    @classmethod
+    def plan(cls, run: RunSettings) -> list[Evaluator]:
+        splits = [s for s in run.splits if s in run.wer_splits] or list(run.splits[-1:])
+        return [cls(AsrSettings(s, run.asr, run.wer_normalization, run.n_boot)) for s in splits]
+
+    @property
+    def slot(self) -> tuple[str, ...]:
+        return (self.settings.split,)
+
+    def inputs(self, data: SystemData) -> dict[str, Path]:
+        return {g: data.sets[names.trials(self.settings.split, g)] for g in names.GENDERS}
+
+    def models(self, data: SystemData) -> dict[str, str]:
+        return {"asr": self.settings.backend}
+
+    def run(self, data: SystemData, env: Env) -> AsrResult:
+        from voxanon.models.asr import load_asr
+
+        s = self.settings
+        merged = merge_dirs(list(self.inputs(data).values()), f"{data.label}/{s.split}_trials")
+        ev = evaluate_asr(merged, env.model(s.backend, load_asr), env.cache_dir / "asr",
+                          normalization=s.normalization, n_boot=s.n_boot, quiet=env.quiet)
+        return ev.to_result().summary()

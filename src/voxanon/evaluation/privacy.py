@@ -3,19 +3,27 @@
 Enrollment model = mean of the speaker's utterance embeddings; trial score =
 cosine between enrollment model and trial utterance, all trials at once.
 Metrics are computed per gender (of the enrolled speaker) and the EERs are
-averaged, as the VPC does. Every result is a JSON-serialisable dict.
+averaged, as the VPC does. Results are typed (:class:`~voxanon.evaluation.results.PrivacyResult`);
+each scenario on each split is one :class:`PrivacyEvaluator` of the benchmark.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from voxanon.data import names
 from voxanon.data.kaldi import GENDERS, DataDir, DataError, check_trial_labels, read_data_dir
+from voxanon.errors import ConfigError
 from voxanon.evaluation.embeddings import extract_embeddings
+from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
+from voxanon.evaluation.results import (DetPoints, EerInterval, Fairness, PrivacyResult, TrialScore,
+                                        VerificationMetrics, Zebra)
+from voxanon.evaluation.scenarios import SCENARIOS
 from voxanon.metrics import (
     cllr,
     compute_eer,
@@ -29,13 +37,6 @@ from voxanon.metrics import (
 )
 from voxanon.models.speaker import SpeakerEncoder, load_encoder
 
-#: scenario -> (enrollment side, trial side, attacker model)
-SCENARIOS = {
-    "OO": ("orig", "orig", "pretrained"),
-    "OA": ("orig", "anon", "pretrained"),
-    "AA-lazy": ("anon", "anon", "pretrained"),
-    "AA-semi": ("anon", "anon", "retrained"),
-}
 #: DET points kept in the JSON (evenly thinned)
 _DET_POINTS = 200
 
@@ -137,7 +138,7 @@ def _thin(x: np.ndarray, n: int) -> list[float]:
 
 
 def verification_metrics(scores: np.ndarray, target: np.ndarray, enroll_spk: np.ndarray, *,
-                         n_boot: int = 1000, seed: int = 0) -> dict:
+                         n_boot: int = 1000, seed: int = 0) -> VerificationMetrics:
     """EER (%), ROCCH-EER, Cllr/minCllr, linkability, ZEBRA, bootstrap CI over speakers, DET points."""
     tar, non = scores[target], scores[~target]
     if len(tar) == 0 or len(non) == 0:
@@ -146,24 +147,18 @@ def verification_metrics(scores: np.ndarray, target: np.ndarray, enroll_spk: np.
     ci = eer_ci(tar, non, enroll_spk[target], enroll_spk[~target], n_boot=n_boot, seed=seed)
     z = zebra(tar, non)
     pfa, pmiss = det_curve(tar, non)
-    return {
-        "n_target": int(len(tar)),
-        "n_nontarget": int(len(non)),
-        "eer": float(eer.eer),
-        "eer_threshold": float(eer.threshold),
-        "eer_ci": {"low": float(ci.low), "high": float(ci.high), "alpha": ci.alpha, "n_boot": ci.n_boot,
-                   "resampled": "enrolled speakers"},
-        "rocch_eer": float(rocch_eer(tar, non)),
-        "cllr": float(cllr(tar, non)),
-        "min_cllr": float(min_cllr(tar, non)),
-        "linkability": _finite(linkability(tar, non)),  # None: too few target trials to estimate
-        "zebra": {"expected_bits": float(z.expected_bits), "worst_case_log10": float(z.worst_case_log10),
-                  "tag": z.tag},
-        "det": {"pfa_probit": _thin(pfa, _DET_POINTS), "pmiss_probit": _thin(pmiss, _DET_POINTS)},
-    }
+    return VerificationMetrics(
+        n_target=int(len(tar)), n_nontarget=int(len(non)), eer=float(eer.eer), eer_threshold=float(eer.threshold),
+        eer_ci=EerInterval(float(ci.low), float(ci.high), ci.alpha, ci.n_boot, "enrolled speakers"),
+        rocch_eer=float(rocch_eer(tar, non)), cllr=float(cllr(tar, non)), min_cllr=float(min_cllr(tar, non)),
+        linkability=_finite(linkability(tar, non)),  # None: too few target trials to estimate
+        zebra=Zebra(float(z.expected_bits), float(z.worst_case_log10), z.tag),
+        det=DetPoints(_thin(pfa, _DET_POINTS), _thin(pmiss, _DET_POINTS)),
+    )
 
 
-def privacy_metrics(trials: TrialScores, *, n_boot: int = 1000, seed: int = 0) -> dict:
+def privacy_metrics(trials: TrialScores, *, n_boot: int = 1000, seed: int = 0
+                    ) -> tuple[dict[str, VerificationMetrics], float, Fairness | None]:
     """Metrics per gender of the enrolled speaker, their mean EER and the gender-fairness summary."""
     by_gender = {}
     for g in GENDERS:
@@ -173,41 +168,39 @@ def privacy_metrics(trials: TrialScores, *, n_boot: int = 1000, seed: int = 0) -
                                                 n_boot=n_boot, seed=seed)
     if not by_gender:
         raise DataError("no trials to evaluate")
-    eers = [m["eer"] for m in by_gender.values()]
-    out = {"by_gender": by_gender, "eer_mean": float(np.mean(eers))}
+    fairness = None
     if len(by_gender) == 2:
-        fair = gender_fairness(by_gender["f"]["eer"], by_gender["m"]["eer"])
-        out["fairness"] = {"eer_female": fair.eer_female, "eer_male": fair.eer_male, "mfdr": fair.mfdr}
-    return out
+        fair = gender_fairness(by_gender["f"].eer, by_gender["m"].eer)
+        fairness = Fairness(fair.eer_female, fair.eer_male, fair.mfdr)
+    return by_gender, float(np.mean([m.eer for m in by_gender.values()])), fairness
 
 
 def evaluate_privacy(enroll_dir: str | os.PathLike | DataDir, trial_dirs: list, encoder: SpeakerEncoder, *,
                      cache_dir: str | os.PathLike | None = None, n_boot: int = 1000, quiet: bool = False,
-                     keep_scores: bool = True) -> dict:
+                     keep_scores: bool = True) -> PrivacyResult:
     """Score the trial lists against the enrollment set with ``encoder`` and compute the metrics.
 
-    Returns a JSON-serialisable dict: encoder, data paths, per-gender metrics,
-    mean EER, fairness and (``keep_scores``) every trial's score, label and gender.
+    The result names the encoder and data paths and holds the per-gender
+    metrics, mean EER, fairness and (``keep_scores``) every trial's score.
     """
     enroll = enroll_dir if isinstance(enroll_dir, DataDir) else read_data_dir(enroll_dir)
     tds = [td if isinstance(td, DataDir) else read_data_dir(td) for td in trial_dirs]
     trials = score_trials(enroll, tds, encoder, cache_dir=cache_dir, quiet=quiet)
-    result = {"encoder": encoder.name, "enroll": str(enroll.path), "trials": [str(td.path) for td in tds],
-              **privacy_metrics(trials, n_boot=n_boot)}
+    by_gender, eer_mean, fairness = privacy_metrics(trials, n_boot=n_boot)
+    scores = None
     if keep_scores:
-        result["scores"] = [
-            {"enroll_spk": str(s), "utt": str(u), "score": float(v), "target": bool(t), "gender": str(g)}
-            for s, u, v, t, g in zip(trials.enroll_spk, trials.utt, trials.score, trials.target, trials.gender)
-        ]
-    return result
+        scores = [TrialScore(str(s), str(u), float(v), bool(t), str(g))
+                  for s, u, v, t, g in zip(trials.enroll_spk, trials.utt, trials.score, trials.target, trials.gender)]
+    return PrivacyResult(encoder=encoder.name, enroll=str(enroll.path), trials=[str(td.path) for td in tds],
+                         by_gender=by_gender, eer_mean=eer_mean, fairness=fairness, scores=scores)
 
 
 def run_scenarios(scenarios: list[str], *, orig_enroll, orig_trials: list, anon_enroll=None,
                   anon_trials: list | None = None, pretrained: str | SpeakerEncoder = "ge2e",
                   attacker: str | SpeakerEncoder | None = None,
                   cache_dir: str | os.PathLike | None = None, device: str = "cpu", n_boot: int = 1000,
-                  quiet: bool = False) -> dict:
-    """Run the VPC attack scenarios (``OO``, ``OA``, ``AA-lazy``, ``AA-semi``).
+                  quiet: bool = False, keep_scores: bool = True) -> dict[str, PrivacyResult]:
+    """Run the VPC attack scenarios (names in :data:`voxanon.evaluation.scenarios.SCENARIOS`).
 
     ``pretrained`` is the encoder (or its spec) of the ignorant / lazy-informed
     attacker; ``attacker`` that of the semi-informed one (e.g. ``ecapa:ckpt.pt``),
@@ -218,35 +211,72 @@ def run_scenarios(scenarios: list[str], *, orig_enroll, orig_trials: list, anon_
     results = {}
     for name in scenarios:
         if name not in SCENARIOS:
-            raise ValueError(f"unknown scenario {name!r}; choose from {', '.join(SCENARIOS)}")
-        enroll_side, trial_side, model = SCENARIOS[name]
-        enroll, _ = sides[enroll_side]
-        _, trials = sides[trial_side]
+            raise ConfigError(f"unknown scenario {name!r}; choose from {', '.join(SCENARIOS)}")
+        sc = SCENARIOS[name]
+        enroll, _ = sides[sc.enroll]
+        _, trials = sides[sc.trials]
         if enroll is None or not trials:
-            raise ValueError(f"scenario {name} needs the {'anonymized' if 'anon' in (enroll_side, trial_side) else 'original'} "
-                             "enrollment and trial directories")
-        spec = pretrained if model == "pretrained" else attacker
+            raise ConfigError(f"scenario {name} needs the {'anonymized' if sc.needs_anonymized else 'original'} "
+                              "enrollment and trial directories")
+        spec = pretrained if sc.attacker == "pretrained" else attacker
         if spec is None:
-            raise ValueError(f"scenario {name} needs the retrained attacker's checkpoint (e.g. ecapa:attacker/best.pt)")
+            raise ConfigError(f"scenario {name} needs the retrained attacker's checkpoint "
+                              "(e.g. ecapa:attacker/best.pt)")
         if isinstance(spec, str):
             if spec not in loaded:
                 loaded[spec] = load_encoder(spec, device=device)
             spec = loaded[spec]
-        results[name] = evaluate_privacy(enroll, trials, spec, cache_dir=cache_dir, n_boot=n_boot, quiet=quiet)
-        results[name]["scenario"] = name
+        res = evaluate_privacy(enroll, trials, spec, cache_dir=cache_dir, n_boot=n_boot, quiet=quiet,
+                               keep_scores=keep_scores)
+        results[name] = dataclasses.replace(res, scenario=name)
     return results
 
 
-def format_table(results: dict) -> str:
-    """A readable table: one row per scenario and gender, then the scenario's mean EER."""
-    head = (f"{'scenario':<9} {'gender':<6} {'EER %':>6} {'95% CI':>14} {'ROCCH':>6} {'Cllr':>7} "
-            f"{'minCllr':>7} {'link':>6} {'ZEBRA bits':>10} {'tag':>4}  encoder")
-    lines = [head, "-" * len(head)]
-    for name, r in results.items():
-        for g, m in r["by_gender"].items():
-            ci = f"[{m['eer_ci']['low']:.1f}, {m['eer_ci']['high']:.1f}]"
-            lines.append(f"{name:<9} {g:<6} {m['eer']:6.2f} {ci:>14} {m['rocch_eer']:6.2f} {m['cllr']:7.3f} "
-                         f"{m['min_cllr']:7.3f} {'n/a' if m['linkability'] is None else format(m['linkability'], '.3f'):>6} {m['zebra']['expected_bits']:10.4f} "
-                         f"{m['zebra']['tag']:>4}  {r['encoder']}")
-        lines.append(f"{name:<9} {'mean':<6} {r['eer_mean']:6.2f}")
-    return "\n".join(lines)
+@dataclass(frozen=True)
+class PrivacySettings:
+    """One attack scenario on one split; ``encoder`` is the pretrained encoder (None: the retrained attacker)."""
+
+    scenario: str
+    split: str
+    encoder: str | None
+    n_boot: int
+
+
+class PrivacyEvaluator(Evaluator):
+    """A VPC attack scenario (OO, OA, AA-lazy, AA-semi) on one split of one system."""
+
+    kind = "privacy"
+    Settings = PrivacySettings
+
+    @classmethod
+    def plan(cls, run: RunSettings) -> list[Evaluator]:
+        return [cls(PrivacySettings(name, split, run.pretrained if sc.attacker == "pretrained" else None, run.n_boot))
+                for split in run.splits for name, sc in SCENARIOS.items()]
+
+    @property
+    def slot(self) -> tuple[str, ...]:
+        return (self.settings.scenario, self.settings.split)
+
+    def applies(self, data: SystemData) -> bool:
+        sc = SCENARIOS[self.settings.scenario]
+        if sc.attacker == "retrained":
+            return data.attacker is not None
+        return sc.needs_anonymized or not data.anonymized  # OO: the original row only
+
+    def inputs(self, data: SystemData) -> dict[str, Path]:
+        sc = SCENARIOS[self.settings.scenario]
+        enroll, trial_f, trial_m = names.split_sets(self.settings.split)
+        side = {"orig": data.original, "anon": data.sets}
+        return {"enroll": side[sc.enroll][enroll], "trials_f": side[sc.trials][trial_f],
+                "trials_m": side[sc.trials][trial_m]}
+
+    def models(self, data: SystemData) -> dict[str, str]:
+        return {"encoder": self.settings.encoder or data.attacker}
+
+    def run(self, data: SystemData, env: Env) -> PrivacyResult:
+        dirs = self.inputs(data)
+        encoder = env.model(self.models(data)["encoder"], lambda spec: load_encoder(spec, device=env.device))
+        res = evaluate_privacy(dirs["enroll"], [dirs["trials_f"], dirs["trials_m"]], encoder,
+                               cache_dir=env.cache_dir / "embeddings", n_boot=self.settings.n_boot,
+                               quiet=env.quiet, keep_scores=False)
+        return dataclasses.replace(res, scenario=self.settings.scenario)

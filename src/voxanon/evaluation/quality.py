@@ -21,12 +21,16 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from voxanon.audio.io import load_audio, resample
+from voxanon.data import names
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.dsp.world import estimate_f0
+from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
+from voxanon.evaluation.results import Dnsmos, QualityResult
 from voxanon.metrics import pav_calibrate
 from voxanon.progress import Progress
 
@@ -167,13 +171,13 @@ def _spread(items: list, n: int) -> list:
 
 
 def evaluate_quality(orig_dirs: list, anon_dirs: list, *, max_utts: int = 16, encoder: str = "ge2e",
-                     cache_dir=None, quiet: bool = False) -> dict:
+                     cache_dir=None, quiet: bool = False) -> QualityResult:
     """DNSMOS, ρF0, G_VD and De-ID of anonymized data directories against their originals.
 
     ``orig_dirs[i]`` pairs with ``anon_dirs[i]`` (same utterance ids). DNSMOS and
     ρF0 use ``max_utts`` utterances spread over all pairs; G_VD and De-ID use every
-    paired utterance (embeddings cached under ``cache_dir``). Returns a
-    JSON-serialisable dict of means and the number of utterances behind each.
+    paired utterance (embeddings cached under ``cache_dir``). Returns the
+    means and the number of utterances behind each.
     """
     from voxanon.evaluation.embeddings import extract_embeddings
     from voxanon.models.speaker import load_encoder
@@ -208,10 +212,47 @@ def evaluate_quality(orig_dirs: list, anon_dirs: list, *, max_utts: int = 16, en
     def mean_scores(rows: list[dict[str, float]]) -> dict[str, float]:
         return {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
 
-    return {
-        "dnsmos": {"original": mean_scores(mos_o)["ovrl"], "anonymized": mean_scores(mos_a)["ovrl"],
-                   "original_all": mean_scores(mos_o), "anonymized_all": mean_scores(mos_a), "n": len(chosen)},
-        "rho_f0": float(np.mean(finite)) if finite else None, "rho_f0_n": len(finite),
-        "gvd_db": vd.gvd, "deid": vd.deid, "gvd_speakers": len(vd.speakers), "gvd_utterances": len(speakers),
-        "encoder": model.name,
-    }
+    return QualityResult(
+        dnsmos=Dnsmos(original=mean_scores(mos_o)["ovrl"], anonymized=mean_scores(mos_a)["ovrl"],
+                      original_all=mean_scores(mos_o), anonymized_all=mean_scores(mos_a), n=len(chosen)),
+        rho_f0=float(np.mean(finite)) if finite else None, rho_f0_n=len(finite),
+        gvd_db=vd.gvd, deid=vd.deid, gvd_speakers=len(vd.speakers), gvd_utterances=len(speakers),
+        encoder=model.name,
+    )
+
+
+@dataclass(frozen=True)
+class QualitySettings:
+    """Quality on one split's trial sets: ``max_utts`` for DNSMOS and ρF0, ``encoder`` for G_VD."""
+
+    split: str
+    max_utts: int
+    encoder: str
+
+
+class QualityEvaluator(Evaluator):
+    """DNSMOS, ρF0, G_VD and De-ID of a system's output against the original trial utterances."""
+
+    kind = "quality"
+    Settings = QualitySettings
+
+    @classmethod
+    def plan(cls, run: RunSettings) -> list[Evaluator]:
+        return [cls(QualitySettings(run.quality_split, run.quality_utts, run.pretrained))]
+
+    def applies(self, data: SystemData) -> bool:
+        return data.anonymized
+
+    def inputs(self, data: SystemData) -> dict[str, Path]:
+        sets = {f"original_{g}": data.original[names.trials(self.settings.split, g)] for g in names.GENDERS}
+        return sets | {f"anonymized_{g}": data.sets[names.trials(self.settings.split, g)] for g in names.GENDERS}
+
+    def models(self, data: SystemData) -> dict[str, str]:
+        return {"encoder": self.settings.encoder}
+
+    def run(self, data: SystemData, env: Env) -> QualityResult:
+        dirs = self.inputs(data)
+        return evaluate_quality([dirs[f"original_{g}"] for g in names.GENDERS],
+                                [dirs[f"anonymized_{g}"] for g in names.GENDERS], max_utts=self.settings.max_utts,
+                                encoder=self.settings.encoder, cache_dir=env.cache_dir / "embeddings",
+                                quiet=env.quiet)

@@ -22,11 +22,11 @@ the corpus root), is the offline synthetic corpus: its results carry
 
 from __future__ import annotations
 
-import argparse
-import csv
+import dataclasses
 import json
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -34,8 +34,10 @@ import torch
 
 from voxanon.audio.io import AudioError, load_audio, resample
 from voxanon.data.iemocap import EMOTIONS, vpc_emotion
+from voxanon.data import names
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
-from voxanon.errors import ConfigError
+from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
+from voxanon.evaluation.results import SerResult, from_dict
 from voxanon.metrics import mean_over_folds, uar
 from voxanon.models.ser import EmotionRecognizer, SERError, load_ser
 from voxanon.models.ser.compact import CompactSER, fit
@@ -207,7 +209,7 @@ def _fold_model(models_dir: str | os.PathLike, fold: str, speakers: list[str]) -
 
 
 def evaluate_ser(data_dir: str | os.PathLike, models_dir: str | os.PathLike | None = None, *,
-                 model_spec: str | None = None, batch_size: int = 16, quiet: bool = False) -> dict:
+                 model_spec: str | None = None, batch_size: int = 16, quiet: bool = False) -> SerResult:
     """Score every utterance with the model of the fold that did not train on its speaker.
 
     Parameters
@@ -223,8 +225,8 @@ def evaluate_ser(data_dir: str | os.PathLike, models_dir: str | os.PathLike | No
 
     Returns
     -------
-    dict
-        JSON-serialisable: ``uar_mean``, ``uar_std``, ``folds`` (per fold UAR,
+    SerResult
+        ``uar_mean``, ``uar_std``, ``folds`` (per fold UAR,
         counts, speakers, model), pooled ``per_class_recall`` and ``confusion``
         (rows true, columns predicted, order ``labels``), ``utterances``
         (utt, spk, fold, ref, hyp), ``excluded_labels``, ``failed_audio``,
@@ -260,7 +262,7 @@ def evaluate_ser(data_dir: str | os.PathLike, models_dir: str | os.PathLike | No
     pooled = uar([r["ref"] for r in rows], [r["hyp"] for r in rows], labels=EMOTIONS)
     summary = mean_over_folds([e["uar"] for e in per_fold.values() if e["uar"] is not None])
     synthetic = is_synthetic(data_dir)
-    return {
+    return from_dict(SerResult, {
         "data_dir": str(data_dir),
         "models": str(models_dir) if models_dir is not None else model_spec,
         "fold_routing": shared is None,
@@ -278,77 +280,38 @@ def evaluate_ser(data_dir: str | os.PathLike, models_dir: str | os.PathLike | No
         "smoke_test_only": synthetic,
         "message": SMOKE_TEST_MESSAGE if synthetic else None,
         "utterances": rows,
-    }
+    })
 
 
-def format_report(result: dict) -> str:
-    """Human-readable summary of an :func:`evaluate_ser` result."""
-    lines = [f"SER on {result['data_dir']} with {result['models']}"]
-    if result["smoke_test_only"]:
-        lines.append(f"WARNING: {result['message']}")
-    if not result["fold_routing"]:
-        lines.append("note: one model scored every fold; it may have been trained on these speakers")
-    for fold, e in result["folds"].items():
-        value = "n/a" if e["uar"] is None else f"{e['uar']:.2f}"
-        lines.append(f"  fold {fold}: UAR {value} % on {e['n']} utterances ({', '.join(e['speakers'])})")
-    lines.append(f"UAR mean over folds: {result['uar_mean']:.2f} % (std {result['uar_std']:.2f})")
-    lines.append("per-class recall: " + ", ".join(f"{k} {v:.1f}" for k, v in result["per_class_recall"].items()))
-    lines.append("confusion (rows true, columns predicted " + " ".join(result["labels"]) + "):")
-    lines += [f"  {lab:>4} " + " ".join(f"{n:5d}" for n in row) for lab, row in zip(result["labels"], result["confusion"])]
-    if result["excluded_labels"]:
-        lines.append("excluded labels: " + ", ".join(f"{k} {v}" for k, v in sorted(result["excluded_labels"].items())))
-    lines += [f"unreadable audio, skipped: {u}: {why}" for u, why in result["failed_audio"].items()]
-    return "\n".join(lines)
+@dataclass(frozen=True)
+class SerSettings:
+    """SER scoring settings (the models are trained on original emotion data by the benchmark)."""
+
+    batch_size: int = 16
 
 
-def format_comparison(results: list[dict]) -> str:
-    """One line per data directory: mean UAR, per-class recall, number scored."""
-    head = f"{'data':<40} {'UAR %':>7} " + " ".join(f"{e:>6}" for e in EMOTIONS) + f" {'n':>6}"
-    lines = [head]
-    for r in results:
-        recall = " ".join(f"{r['per_class_recall'].get(e, float('nan')):6.1f}" for e in EMOTIONS)
-        flag = "  (smoke test only)" if r["smoke_test_only"] else ""
-        lines.append(f"{r['data_dir']:<40} {r['uar_mean']:7.2f} {recall} {r['n_utterances']:6d}{flag}")
-    return "\n".join(lines)
+class SerEvaluator(Evaluator):
+    """Emotion preservation: UAR of per-fold SER models (trained on original speech) on a system's output."""
 
+    kind = "ser"
+    Settings = SerSettings
 
-def write_results(results: list[dict], out_dir: str | os.PathLike) -> Path:
-    """Write ``ser_results.json``, ``ser_folds.tsv``, ``ser_utterances.tsv`` and ``ser_report.txt``."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "ser_results.json").write_text(json.dumps({"sets": results}, indent=2) + "\n", encoding="utf-8")
-    with open(out / "ser_folds.tsv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh, delimiter="\t")
-        w.writerow(["data", "fold", "uar", "n", "speakers", "model", "smoke_test_only"])
-        for r in results:
-            for fold, e in r["folds"].items():
-                w.writerow([r["data_dir"], fold, "" if e["uar"] is None else f"{e['uar']:.3f}", e["n"],
-                            ",".join(e["speakers"]), e["model"], r["smoke_test_only"]])
-            w.writerow([r["data_dir"], "mean", f"{r['uar_mean']:.3f}", r["n_utterances"], "", r["models"],
-                        r["smoke_test_only"]])
-    with open(out / "ser_utterances.tsv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh, delimiter="\t")
-        w.writerow(["data", "utt", "spk", "fold", "ref", "hyp"])
-        for r in results:
-            w.writerows([r["data_dir"], u["utt"], u["spk"], u["fold"], u["ref"], u["hyp"]] for u in r["utterances"])
-    text = "\n\n".join([format_comparison(results)] + [format_report(r) for r in results])
-    (out / "ser_report.txt").write_text(text + "\n", encoding="utf-8")
-    return out
+    @classmethod
+    def plan(cls, run: RunSettings) -> list[Evaluator]:
+        return [cls(SerSettings())]
 
+    def applies(self, data: SystemData) -> bool:
+        return data.ser_models is not None and names.EMO in data.sets
 
-def evaluate_ser_cli(args: argparse.Namespace) -> int:
-    """Command handler: evaluate every ``args.data_dirs`` entry, print a comparison, write the results.
+    def inputs(self, data: SystemData) -> dict[str, Path]:
+        return {"emo": data.sets[names.EMO]}
 
-    Uses ``args.ser_models`` (per-fold models folder) or ``args.ser_model``
-    (one ``load_ser`` spec), ``args.out`` (results folder), ``args.batch_size``
-    and ``args.quiet``. Returns 1 (after printing why) when a set cannot be scored.
-    """
-    models_dir, spec = getattr(args, "ser_models", None), getattr(args, "ser_model", None)
-    if (models_dir is None) == (spec is None):
-        raise ConfigError("SER evaluation: give either --ser-models DIR (per-fold models) or --ser-model SPEC")
-    results = [evaluate_ser(d, models_dir, model_spec=spec, batch_size=args.batch_size, quiet=args.quiet)
-               for d in args.data_dirs]  # DataError, SERError: one line and exit 3 or 4
-    out = write_results(results, args.out)
-    print("\n\n".join([format_comparison(results)] + [format_report(r) for r in results]))
-    print(f"results: {out / 'ser_results.json'}")
-    return 0
+    def models(self, data: SystemData) -> dict[str, str]:
+        return {"ser": f"folds:{data.ser_models}"}
+
+    def run(self, data: SystemData, env: Env) -> SerResult:
+        res = evaluate_ser(data.sets[names.EMO], data.ser_models, batch_size=self.settings.batch_size,
+                           quiet=env.quiet).summary()
+        if data.synthetic and not res.smoke_test_only:  # anonymized copies carry no SYNTHETIC marker
+            res = dataclasses.replace(res, smoke_test_only=True, message=SMOKE_TEST_MESSAGE)
+        return res

@@ -13,15 +13,17 @@ recomputes nothing that finished):
    trained per fold on original emotion data, DNSMOS / ρF0 / G_VD;
 6. ranking (privacy categories, ranks, Pareto fronts) and the report.
 
+Stages 4-5 are a loop over systems × evaluators (:mod:`voxanon.evaluation.evaluator`).
 Each stage result is a JSON file under ``<out>/stages``; it is reused when its
-settings key matches. One system failing never stops the others: its error is
-recorded and the report shows it.
+key matches, and every key is derived from what the stage depends on: the
+evaluator's settings, the content of the data it reads, the content of the
+models it loads and the seed. One system failing never stops the others: its
+error is recorded and the report shows it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import platform
@@ -34,47 +36,19 @@ from typing import Any, Callable
 from voxanon import __version__
 from voxanon.anonymizers.registry import available, build
 from voxanon.atomic import write_text
-from voxanon.data.kaldi import DataDir, read_data_dir
+from voxanon.data import names
+from voxanon.errors import ConfigError
+from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData, plan, stage_key
+from voxanon.evaluation.fingerprint import data_fingerprint, digest
+from voxanon.evaluation.results import RESULT_KINDS, from_dict, to_dict
+from voxanon.evaluation.scenarios import PRIMARY_SCENARIO
 from voxanon.pipelines.layout import Layout, find_layout
+from voxanon.pipelines.profiles import PROFILES, Profile  # noqa: F401  (re-exported)
+from voxanon.pipelines.results import (ORIGINAL, SCHEMA_VERSION, BenchmarkResults, DataInfo, Primary, RunInfo,
+                                       SystemRecord, rank, summary_rows)
 
-ORIGINAL = "original"
-SCENARIOS = ("OO", "OA", "AA-lazy", "AA-semi")
-PRIMARY_SCENARIO = "AA-semi"
 #: Whisper punctuates; the VPC's CTC recogniser does not (see voxanon.metrics.text.normalize_words)
 WER_NORMALIZATION = "words"
-
-
-@dataclass(frozen=True)
-class Profile:
-    """How much work a benchmark does.
-
-    ``splits`` get the privacy attacks, ``wer_splits`` the ASR (its most costly
-    utility measure); ``systems`` limits the default system list (None: all offline).
-    """
-
-    name: str
-    corpus_size: str
-    splits: tuple[str, ...]
-    wer_splits: tuple[str, ...]
-    attacker_epochs: int
-    ser_epochs: int
-    n_boot: int
-    quality_utts: int
-    listen_utts: int
-    systems: tuple[str, ...] | None = None
-
-
-PROFILES = {
-    # CI and first contact: three systems, test split, short training
-    "quick": Profile("quick", "small", ("test",), ("test",), attacker_epochs=4, ser_epochs=6, n_boot=200,
-                     quality_utts=4, listen_utts=2, systems=("mcadams", "world")),
-    # the main job: every offline anonymizer on the small corpus; attacks on dev and test, WER on test
-    "default": Profile("default", "small", ("dev", "test"), ("test",), attacker_epochs=8, ser_epochs=10,
-                       n_boot=1000, quality_utts=8, listen_utts=4),
-    # more speakers and trials for tighter intervals (an hour or more on 2 cores)
-    "full": Profile("full", "default", ("dev", "test"), ("dev", "test"), attacker_epochs=15, ser_epochs=15,
-                    n_boot=1000, quality_utts=40, listen_utts=6),
-}
 
 
 @dataclass(frozen=True)
@@ -85,18 +59,17 @@ class System:
     method: str | None = None
     params: dict = field(default_factory=dict)
 
-    def key(self) -> str:
-        """Stable id of the system's settings (names cached outputs)."""
-        text = json.dumps([self.method, self.params], sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:10]
+    def key(self, seed: int) -> str:
+        """Stable id of the system's settings and the seed (names its anonymized output)."""
+        return digest([self.method, self.params, seed])[:10]
 
 
 def default_systems(profile: Profile | None = None) -> list[System]:
     """Original speech plus every registered anonymizer that runs offline (or the profile's list), with defaults."""
-    names = [name for name, cls in available().items() if cls.offline]
+    methods = [name for name, cls in available().items() if cls.offline]
     if profile is not None and profile.systems is not None:
-        names = [n for n in profile.systems if n in names]
-    return [System(ORIGINAL)] + [System(name, name) for name in names]
+        methods = [n for n in profile.systems if n in methods]
+    return [System(ORIGINAL)] + [System(name, name) for name in methods]
 
 
 def parse_system(text: str) -> System:
@@ -108,19 +81,23 @@ def parse_system(text: str) -> System:
     try:
         parsed = json.loads(params) if params else {}
     except json.JSONDecodeError as exc:
-        raise ValueError(f"system {text!r}: parameters are not valid JSON ({exc})") from None
+        raise ConfigError(f"system {text!r}: parameters are not valid JSON ({exc})") from None
     return System(label or method, method, parsed)
 
 
 class StageCache:
-    """JSON results of finished stages, keyed by name and settings."""
+    """JSON results of finished stages, keyed by name and the stage's key material."""
 
     def __init__(self, root: Path) -> None:
         self.root = root / "stages"
         self.root.mkdir(parents=True, exist_ok=True)
 
     def run(self, name: str, settings: dict, compute: Callable[[], Any]) -> Any:
-        """The cached result of ``name`` under ``settings``, computing (and saving) it when absent."""
+        """The cached result of ``name`` under ``settings``, computing (and saving) it when absent.
+
+        ``settings`` is key material derived from what the stage depends on
+        (never written by hand; see :meth:`Evaluator.key`).
+        """
         path = self.root / f"{name}.json"
         settings = json.loads(json.dumps(settings, default=str))  # compare as stored (tuples become lists)
         if path.is_file():
@@ -161,19 +138,9 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _merged(dirs: list[Path], name: str) -> DataDir:
-    """One data directory holding the utterances of several (for WER over female + male trials)."""
-    merged = DataDir(path=Path(name))
-    for d in dirs:
-        data = read_data_dir(d)
-        merged.wav_scp.update(data.wav_scp)
-        merged.text.update(data.text)
-    return merged
-
-
 @dataclass
 class Benchmark:
-    """A configured benchmark run; :meth:`run` returns the results dict and writes the report."""
+    """A configured benchmark run; :meth:`run` returns the typed results and writes the report."""
 
     out: Path
     profile: Profile
@@ -189,7 +156,7 @@ class Benchmark:
         self.out = Path(self.out).resolve()
         self.cache = StageCache(self.out)
         self.errors: dict[str, list[str]] = {}
-        self.synthetic = False  # set from the data layout when the run starts
+        self.recomputed: list[str] = []  # stages computed (not read from the cache) by this run
 
     # -- helpers -----------------------------------------------------------------------------
     def _fail(self, system: str, stage: str, exc: Exception) -> None:
@@ -198,19 +165,28 @@ class Benchmark:
         if not self.quiet:
             print(f"  ! {system}: {msg}", flush=True)
 
+    def _cached(self, name: str, key: dict[str, Any], compute: Callable[[], Any]) -> Any:
+        def counted() -> Any:
+            self.recomputed.append(name)
+            return compute()
+
+        return self.cache.run(name, key, counted)
+
     def _layout(self) -> Layout:
         if self.data_root is not None:
             return find_layout(self.data_root)
         from voxanon.data.synth.build import build_corpus
 
         root = self.out / "corpus"
-        if not (root / "corpus.json").is_file():
+        if not (root / names.CORPUS_FILE).is_file():
             build_corpus(root, size=self.profile.corpus_size, seed=self.seed, jobs=self.jobs, quiet=self.quiet)
         return find_layout(root)
 
     def _anonymize(self, system: System, layout: Layout, splits: list[str]) -> dict[str, Any]:
         """Anonymize every set for ``system`` (finished utterances are skipped by the runner).
 
+        Each output folder is named by the system's settings, the seed and the
+        content of its source set, so changing any of them writes a new one.
         Returns the output paths, the failure count and the real-time factor of
         the audio processed, remembered from the run that did the work.
         """
@@ -219,7 +195,7 @@ class Benchmark:
         anonymizer = build(system.method, system.params)
         paths, audio, wall, failed = {}, 0.0, 0.0, 0
         for name, src in layout.sets(splits).items():
-            dst = self.out / "anon" / f"{system.label}-{system.key()}" / name
+            dst = self.out / "anon" / f"{system.label}-{system.key(self.seed)}" / f"{name}-{data_fingerprint(src)[:8]}"
             summary = anonymize_corpus(src, dst, anonymizer, seed=self.seed, jobs=self.jobs, quiet=self.quiet)
             paths[name] = str(dst)
             failed += summary.failed
@@ -227,7 +203,7 @@ class Benchmark:
                 audio += summary.audio_seconds
                 wall += summary.wall_seconds
         speed = {"rtf": wall / audio if audio else None, "audio_seconds": audio, "jobs": self.jobs or os.cpu_count()}
-        settings = {"system": system.key(), "sets": sorted(paths)}
+        settings = {"sets": sorted(paths.values())}
         if speed["rtf"] is None:  # nothing new: the speed measured when the work was done
             speed = self.cache.run(f"speed-{system.label}", settings, lambda: speed)
         else:
@@ -236,29 +212,50 @@ class Benchmark:
 
     def _attacker(self, label: str, train_dir: str) -> str:
         """Train (or reuse) the semi-informed attacker on ``train_dir``; returns its encoder spec."""
+        from voxanon.data.kaldi import read_data_dir
         from voxanon.evaluation.asv_training import TrainConfig, train_attacker
 
-        out = self.out / "attackers" / label
         cfg = TrainConfig(epochs=self.profile.attacker_epochs, seed=self.seed)
-        settings = {"train": train_dir, "cfg": dataclasses.asdict(cfg)}
-        self.cache.run(f"attacker-{label}", settings,
-                       lambda: train_attacker(read_data_dir(train_dir), out, cfg, quiet=self.quiet))
+        key = {"cfg": dataclasses.asdict(cfg), "train": data_fingerprint(train_dir), "seed": self.seed}
+        out = self.out / "attackers" / f"{label}-{stage_key(key)}"
+        self._cached(f"attacker-{label}", key, lambda: train_attacker(read_data_dir(train_dir), out, cfg,
+                                                                      quiet=self.quiet))
         return f"ecapa:{out / 'best.pt'}"
 
+    def _ser_models(self, emo_dir: str) -> Path | None:
+        """Train (or reuse) the per-fold SER models on the original emotion set."""
+        from voxanon.evaluation.ser import train_folds
+
+        key = {"emo": data_fingerprint(emo_dir), "epochs": self.profile.ser_epochs, "seed": self.seed}
+        models = self.out / "ser_models" / stage_key(key)
+        try:
+            self._cached("ser-train", key, lambda: train_folds(emo_dir, models, epochs=self.profile.ser_epochs,
+                                                               seed=self.seed, quiet=self.quiet))
+        except Exception as exc:
+            self._fail(ORIGINAL, "SER training", exc)
+            return None
+        return models
+
+    def _evaluate(self, evaluator: Evaluator, data: SystemData, env: Env) -> Any:
+        """The evaluator's typed result on ``data``, from the cache when nothing it depends on changed."""
+        name = "-".join((evaluator.kind, data.label, *evaluator.slot))
+        saved = self._cached(name, evaluator.key(data, self.seed), lambda: to_dict(evaluator.run(data, env)))
+        return from_dict(RESULT_KINDS[evaluator.kind][0], saved, name)
+
     # -- stages --------------------------------------------------------------------------------
-    def run(self) -> dict[str, Any]:
+    def run(self) -> BenchmarkResults:
         """Run every stage and write ``results.json``, the CSV tables and ``report.html``."""
         from voxanon.pipelines.benchmark_report import write_outputs
 
         t0 = time.monotonic()
-        stages = Stages(7, self.quiet)
+        stages = Stages(6, self.quiet)
         stages.step("data")
         layout = self._layout()
-        self.synthetic = layout.synthetic
         splits = [s for s in self.profile.splits if s in layout.splits] or layout.splits
-        systems: dict[str, dict[str, Any]] = {
-            s.label: {"method": s.method, "params": s.params, "key": s.key()} for s in self.systems}
         original = {name: str(p) for name, p in layout.sets(splits).items()}
+        records: dict[str, dict[str, Any]] = {
+            s.label: {"method": s.method, "params": s.params, "key": s.key(self.seed), "results": {}}
+            for s in self.systems}
 
         stages.step(f"anonymize {len(self.systems) - 1} systems")
         anon_paths: dict[str, dict[str, str]] = {}
@@ -272,159 +269,104 @@ class Benchmark:
                 self._fail(s.label, "anonymize", exc)
                 continue
             anon_paths[s.label] = info["paths"]
-            systems[s.label].update(rtf=info["rtf"], rtf_jobs=info["jobs"], failed_utterances=info["failed"])
+            records[s.label].update(rtf=info["rtf"], rtf_jobs=info["jobs"], failed_utterances=info["failed"])
 
-        stages.step("train semi-informed attackers")
+        stages.step("train semi-informed attackers and the emotion recognisers")
         attackers: dict[str, str] = {}
         if layout.train:
             for label, paths in anon_paths.items():
                 try:
-                    attackers[label] = self._attacker(label, paths["train"])
+                    attackers[label] = self._attacker(label, paths[names.TRAIN])
                 except Exception as exc:
                     self._fail(label, "attacker training", exc)
+        ser_models = self._ser_models(original[names.EMO]) if layout.emo else None
 
-        stages.step("privacy: speaker verification attacks")
-        for label, paths in anon_paths.items():
-            systems[label]["privacy"] = self._privacy(label, paths, original, attackers.get(label), splits)
+        run = RunSettings(splits=tuple(splits), wer_splits=self.profile.wer_splits, n_boot=self.profile.n_boot,
+                          seed=self.seed, asr=self.asr, wer_normalization=WER_NORMALIZATION,
+                          pretrained=self.pretrained, quality_utts=self.profile.quality_utts,
+                          quality_split=splits[-1])
+        evaluators = plan(run)
+        env = Env(self.out / "cache", quiet=self.quiet)
+        systems = {label: SystemData(label, records[label]["method"] is not None,
+                                     {k: Path(v) for k, v in paths.items()}, {k: Path(v) for k, v in original.items()},
+                                     attacker=attackers.get(label), ser_models=ser_models, synthetic=layout.synthetic)
+                   for label, paths in anon_paths.items()}
+        stages.step(f"evaluate: {len(systems)} systems x {len(evaluators)} evaluators")
+        for ev in evaluators:
+            for label, data in systems.items():
+                if not ev.applies(data):
+                    continue
+                try:
+                    records[label]["results"][(ev.kind, *ev.slot)] = self._evaluate(ev, data, env)
+                except Exception as exc:
+                    self._fail(label, ev.name, exc)
 
-        stages.step("utility: ASR word error rate")
-        for label, paths in anon_paths.items():
-            systems[label]["wer"] = self._wer(label, paths, [s for s in splits if s in self.profile.wer_splits] or splits[-1:])
+        stages.step("ranking")
+        record_objs = {label: SystemRecord(**r) for label, r in records.items()}
+        info = RunInfo(seed=self.seed, asr=self.asr, wer_normalization=WER_NORMALIZATION,
+                       pretrained_encoder=self.pretrained,
+                       semi_informed_attacker=f"ECAPA-TDNN (small), {self.profile.attacker_epochs} epochs",
+                       primary=Primary(PRIMARY_SCENARIO, splits[-1]))
+        results = BenchmarkResults(
+            schema_version=SCHEMA_VERSION, voxanon_version=__version__,
+            created=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            profile=json.loads(json.dumps(dataclasses.asdict(self.profile))),  # as results.json holds it
+            settings=info, versions=_versions(),
+            machine={"cpu_count": os.cpu_count(), "platform": platform.platform()},
+            data=DataInfo(str(layout.root), layout.synthetic, splits, layout.description),
+            systems=record_objs, errors=self.errors, paths=anon_paths, ranking=None, elapsed_seconds=0.0)
+        results = dataclasses.replace(results, ranking=rank(summary_rows(results)),
+                                      elapsed_seconds=time.monotonic() - t0)
 
-        stages.step("utility: emotion recognition")
-        if layout.emo:
-            ser_models = self._ser_models(original["emo"])
-            for label, paths in anon_paths.items():
-                if ser_models:
-                    systems[label]["ser"] = self._ser(label, paths["emo"], ser_models)
-
-        stages.step("quality, ranking and report")
-        for label, paths in anon_paths.items():
-            if label != ORIGINAL:
-                systems[label]["quality"] = self._quality(label, paths, original, splits[-1])
-        results = {
-            "voxanon_version": __version__,
-            "created": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-            "profile": dataclasses.asdict(self.profile),
-            "settings": {"seed": self.seed, "asr": self.asr, "wer_normalization": WER_NORMALIZATION,
-                         "pretrained_encoder": self.pretrained,
-                         "semi_informed_attacker": f"ECAPA-TDNN (small), {self.profile.attacker_epochs} epochs",
-                         "primary": {"scenario": PRIMARY_SCENARIO, "split": splits[-1]}},
-            "versions": _versions(),
-            "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform()},
-            "data": {"root": str(layout.root), "synthetic": layout.synthetic, "splits": splits,
-                     "description": layout.description},
-            "systems": systems,
-            "errors": self.errors,
-            "paths": anon_paths,
-        }
-        results["elapsed_seconds"] = time.monotonic() - t0
-        write_outputs(self.out, results)
+        stages.step("report")
+        listen = listening_clips(self.out, results, self.profile.listen_utts)
+        write_outputs(self.out, results, listen)
         return results
 
-    def _privacy(self, label: str, paths: dict, original: dict, attacker: str | None, splits: list[str]) -> dict:
-        from voxanon.evaluation.privacy import run_scenarios
 
-        wanted = ["OO", "OA", "AA-lazy"] if label == ORIGINAL else ["OA", "AA-lazy"]
-        out: dict[str, dict] = {}
-        for split in splits:
-            def trials(p: dict) -> list[str]:
-                return [p[f"{split}_trials_f"], p[f"{split}_trials_m"]]
+@dataclass(frozen=True)
+class ListenRow:
+    """One utterance: its id, transcript and a decoded clip per system (None where it failed)."""
 
-            common = dict(orig_enroll=original[f"{split}_enrolls"], orig_trials=trials(original),
-                          anon_enroll=paths[f"{split}_enrolls"], anon_trials=trials(paths),
-                          cache_dir=self.out / "cache" / "embeddings", n_boot=self.profile.n_boot, quiet=self.quiet)
+    utt: str
+    text: str
+    clips: list[Path | None]
+
+
+@dataclass(frozen=True)
+class ListenTable:
+    """Original and each system's output for a few trial utterances, decoded to WAV files."""
+
+    systems: list[str]
+    rows: list[ListenRow]
+
+
+def listening_clips(out: Path, results: BenchmarkResults, n: int) -> ListenTable | None:
+    """Decode ``n`` trial utterances (both genders) of the original and of every system into ``<out>/listen``.
+
+    Decoding first lets pipe entries of ``wav.scp`` play in the report; None
+    when there is no original data to compare.
+    """
+    from voxanon.audio.io import AudioError, load_audio, write_wav
+    from voxanon.data.kaldi import read_data_dir
+
+    split, paths = results.settings.primary.split, results.paths
+    if ORIGINAL not in paths:
+        return None
+    picks = []
+    for key, k in ((names.trials(split, "f"), (n + 1) // 2), (names.trials(split, "m"), n // 2)):
+        data = read_data_dir(paths[ORIGINAL][key])
+        picks += [(key, data, utt) for utt in data.utts[:k]]
+    rows = []
+    for key, data, utt in picks:
+        clips: list[Path | None] = []
+        for system, sets in paths.items():
+            source = data.wav_scp[utt] if system == ORIGINAL else str(Path(sets[key]) / "wav" / f"{utt}.wav")
+            clip = out / "listen" / system / f"{utt}.wav"
             try:
-                res = self.cache.run(f"privacy-{label}-{split}", {"paths": paths, "attacker": attacker,
-                                                                   "n_boot": self.profile.n_boot},
-                                     lambda: self._scenarios(run_scenarios, wanted, attacker, common))
-            except Exception as exc:
-                self._fail(label, f"privacy {split}", exc)
-                continue
-            for scenario, r in res.items():
-                out.setdefault(scenario, {})[split] = r
-        return out
-
-    def _scenarios(self, run_scenarios, wanted: list[str], attacker: str | None, common: dict) -> dict:
-        res = run_scenarios(wanted, pretrained=self.pretrained, **common)
-        if attacker:
-            # the original row's semi-informed attacker is trained on original data (VPC's "orig" line)
-            res.update(run_scenarios(["AA-semi"], pretrained=self.pretrained, attacker=attacker, **common))
-        for r in res.values():
-            r.pop("scores", None)
-        return res
-
-    def _wer(self, label: str, paths: dict, splits: list[str]) -> dict:
-        from voxanon.evaluation.asr import evaluate_asr
-        from voxanon.models.asr import load_asr
-
-        out = {}
-        for split in splits:
-            dirs = [Path(paths[f"{split}_trials_f"]), Path(paths[f"{split}_trials_m"])]
-
-            def compute() -> dict:
-                ev = evaluate_asr(_merged(dirs, f"{label}/{split}_trials"), self._asr(load_asr),
-                                  self.out / "cache" / "asr", normalization=WER_NORMALIZATION,
-                                  n_boot=self.profile.n_boot, quiet=self.quiet)
-                res = ev.to_dict()
-                res.pop("utterances", None)
-                return res
-
-            try:
-                out[split] = self.cache.run(f"wer-{label}-{split}", {"dirs": [str(d) for d in dirs],
-                                                                      "asr": self.asr, "normalization": WER_NORMALIZATION}, compute)
-            except Exception as exc:
-                self._fail(label, f"WER {split}", exc)
-        return out
-
-    def _asr(self, load_asr):
-        if not hasattr(self, "_asr_model"):
-            self._asr_model = load_asr(self.asr)
-        return self._asr_model
-
-    def _ser_models(self, emo_dir: str) -> str | None:
-        from voxanon.evaluation.ser import train_folds
-
-        models = self.out / "ser_models"
-        try:
-            self.cache.run("ser-train", {"emo": emo_dir, "epochs": self.profile.ser_epochs},
-                           lambda: train_folds(emo_dir, models, epochs=self.profile.ser_epochs, seed=self.seed,
-                                               quiet=self.quiet))
-        except Exception as exc:
-            self._fail(ORIGINAL, "SER training", exc)
-            return None
-        return str(models)
-
-    def _ser(self, label: str, emo_dir: str, models: str) -> dict | None:
-        from voxanon.evaluation.ser import SMOKE_TEST_MESSAGE, evaluate_ser
-
-        def compute() -> dict:
-            res = evaluate_ser(emo_dir, models, quiet=self.quiet)
-            res.pop("utterances", None)
-            if self.synthetic and not res["smoke_test_only"]:  # anonymized copies carry no SYNTHETIC marker
-                res.update(smoke_test_only=True, message=SMOKE_TEST_MESSAGE)
-            return res
-
-        try:
-            return self.cache.run(f"ser-{label}", {"emo": emo_dir, "models": models}, compute)
-        except Exception as exc:
-            self._fail(label, "SER", exc)
-            return None
-
-    def _quality(self, label: str, paths: dict, original: dict, split: str) -> dict | None:
-        orig, anon = original[f"{split}_trials_f"], paths[f"{split}_trials_f"]
-        orig_m, anon_m = original[f"{split}_trials_m"], paths[f"{split}_trials_m"]
-        n = self.profile.quality_utts
-
-        def compute() -> dict:
-            from voxanon.evaluation.quality import evaluate_quality
-
-            return evaluate_quality([orig, orig_m], [anon, anon_m], max_utts=n, encoder=self.pretrained,
-                                    cache_dir=self.out / "cache" / "embeddings", quiet=self.quiet)
-
-        try:
-            return self.cache.run(f"quality-{label}", {"orig": [orig, orig_m], "anon": [anon, anon_m], "n": n},
-                                  compute)
-        except Exception as exc:
-            self._fail(label, "quality", exc)
-            return None
+                write_wav(clip, *load_audio(source))  # always: a cached clip could be of older output
+                clips.append(clip)
+            except AudioError:
+                clips.append(None)
+        rows.append(ListenRow(utt, data.text.get(utt, ""), clips))
+    return ListenTable(list(paths), rows)

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from voxanon.data import names
 from voxanon.evaluation.privacy import evaluate_privacy
+from voxanon.evaluation.results import to_dict
 from voxanon.metrics import compute_eer
 from voxanon.models.speaker import load_encoder
 
@@ -38,21 +40,22 @@ def check_separability(root: str | os.PathLike, *, encoder: str = "ge2e", sets: 
     ``hard`` (same-base-voice impostors), and the speaker counts.
     """
     root = Path(root)
-    corpus = json.loads((root / "corpus.json").read_text(encoding="utf-8"))
+    corpus = json.loads((root / names.CORPUS_FILE).read_text(encoding="utf-8"))
     base_of = {spk: f"{s['engine']}/{s['voice']}" for spk, s in corpus["speakers"].items()}
     model = load_encoder(encoder, device=device)
     out = {"encoder": encoder, "corpus": str(root), "speakers": {
-        g: sum(1 for s in corpus["speakers"].values() if s["gender"] == g) for g in ("f", "m")},
+        g: sum(1 for s in corpus["speakers"].values() if s["gender"] == g) for g in names.GENDERS},
         "base_voices": len(set(base_of.values())), "sets": {}}
     for name in sets:
-        trial_dirs = [root / "data" / f"{name}_trials_{g}" for g in ("f", "m")]
-        result = evaluate_privacy(root / "data" / f"{name}_enrolls", trial_dirs, model, n_boot=100, quiet=quiet)
+        trial_dirs = [root / names.SYNTH_DATA / names.trials(name, g) for g in names.GENDERS]
+        result = evaluate_privacy(root / names.SYNTH_DATA / names.enrolls(name), trial_dirs, model, n_boot=100,
+                                  quiet=quiet)
         spk_of = {}
         for td in trial_dirs:
             spk_of.update(dict(line.split() for line in (td / "utt2spk").read_text().splitlines() if line))
         out["sets"][name] = {
-            "eer": {g: m["eer"] for g, m in result["by_gender"].items()},
-            "eer_mean": result["eer_mean"],
-            "hard": _hard_eer(result["scores"], base_of, spk_of),
+            "eer": {g: m.eer for g, m in result.by_gender.items()},
+            "eer_mean": result.eer_mean,
+            "hard": _hard_eer(to_dict(result.scores), base_of, spk_of),
         }
     return out

@@ -2,14 +2,15 @@
 
 A :class:`Layout` names, per split (``dev``, ``test``), the enrollment
 directory and the female/male trial directories, plus the attacker training
-set and the emotion set. Two layouts are recognised:
+set and the emotion set. Two layouts are recognised (names from
+:mod:`voxanon.data.names`, the ones the data commands write):
 
 * the offline corpus of ``voxanon data synth``: ``data/{dev,test}_enrolls``,
   ``data/{dev,test}_trials_{f,m}``, ``data/train``, ``data/emo``;
 * VPC data directories (``voxanon data librispeech`` / ``voxanon data iemocap``):
   ``libri_{dev,test}_enrolls``, ``libri_{dev,test}_trials_{f,m}``,
-  ``train-clean-360`` and, when present, an IEMOCAP directory ``iemocap_all``
-  (or ``IEMOCAP``) with ``utt2emo`` and ``spk2fold``.
+  ``train-clean-360`` and, when present, ``IEMOCAP_all`` (with ``utt2emo`` and
+  ``spk2fold``), in the root or in the root's ``IEMOCAP`` folder.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from voxanon.data import names
 from voxanon.data.kaldi import DataError
 
-SPLITS = ("dev", "test")
+SPLITS = names.SPLITS
 
 
 @dataclass(frozen=True)
@@ -41,15 +43,16 @@ class Layout:
         return [s for s in SPLITS if s in self.enrolls]
 
     def sets(self, splits: list[str]) -> dict[str, Path]:
-        """Every set a system must anonymize for ``splits``, by a short name."""
+        """Every set a system must anonymize for ``splits``, by its short name (:mod:`voxanon.data.names`)."""
         out: dict[str, Path] = {}
         for s in splits:
-            out[f"{s}_enrolls"] = self.enrolls[s]
-            out[f"{s}_trials_f"], out[f"{s}_trials_m"] = self.trials[s]
+            enroll, trial_f, trial_m = names.split_sets(s)
+            out[enroll] = self.enrolls[s]
+            out[trial_f], out[trial_m] = self.trials[s]
         if self.train:
-            out["train"] = self.train
+            out[names.TRAIN] = self.train
         if self.emo:
-            out["emo"] = self.emo
+            out[names.EMO] = self.emo
         return out
 
 
@@ -60,28 +63,27 @@ def _existing(path: Path) -> Path | None:
 def find_layout(root: str | Path) -> Layout:
     """Recognise the layout under ``root``; raise DataError saying what is missing."""
     root = Path(root).resolve()
-    if (root / "corpus.json").is_file():
-        data = root / "data"
+    if (root / names.CORPUS_FILE).is_file():
+        data = root / names.SYNTH_DATA
         prefix = ""
-        description = json.loads((root / "corpus.json").read_text(encoding="utf-8"))
+        description = json.loads((root / names.CORPUS_FILE).read_text(encoding="utf-8"))
         synthetic = bool(description.get("synthetic", True))
-        train, emo = _existing(data / "train"), _existing(data / "emo")
+        train, emo = _existing(data / names.SYNTH_TRAIN), _existing(data / names.SYNTH_EMO)
     else:
         data = root
-        prefix = "libri_"
+        prefix = names.LIBRI_PREFIX
         description = {"synthetic": False, "root": str(root)}
         synthetic = False
-        train = _existing(root / "train-clean-360")
-        emo = next((p for p in (_existing(root / "iemocap_all"), _existing(root / "IEMOCAP")) if p), None)
+        train = _existing(root / names.TRAIN_360)
+        emo = _existing(root / names.IEMOCAP_ALL) or _existing(root / "IEMOCAP" / names.IEMOCAP_ALL)
     enrolls, trials = {}, {}
     for split in SPLITS:
-        enroll = _existing(data / f"{prefix}{split}_enrolls")
-        tf, tm = _existing(data / f"{prefix}{split}_trials_f"), _existing(data / f"{prefix}{split}_trials_m")
-        if enroll and tf and tm:
-            enrolls[split], trials[split] = enroll, (tf, tm)
+        enroll, trial_f, trial_m = (_existing(data / f"{prefix}{n}") for n in names.split_sets(split))
+        if enroll and trial_f and trial_m:
+            enrolls[split], trials[split] = enroll, (trial_f, trial_m)
     if not enrolls:
         raise DataError(
-            f"{root}: no enrollment/trial sets found: expected a `voxanon data synth` corpus (corpus.json, "
+            f"{root}: no enrollment/trial sets found: expected a `voxanon data synth` corpus ({names.CORPUS_FILE}, "
             f"data/test_enrolls, data/test_trials_f, data/test_trials_m) or VPC data directories "
             f"(libri_test_enrolls, libri_test_trials_f, libri_test_trials_m)")
     return Layout(root, enrolls, trials, train, emo, synthetic, description)

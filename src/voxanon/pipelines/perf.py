@@ -45,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from voxanon.presentation.table import format_table as text_table
+
 DEFAULT_DURATIONS = (5.0, 10.0, 20.0, 30.0, 60.0)
 #: durations of the memory run (``voxanon perf --memory``): 10 s, 60 s, 10 min, 1 h
 MEMORY_DURATIONS = (10.0, 60.0, 600.0, 3600.0)
@@ -291,6 +293,31 @@ def run_perf(targets: Sequence[str], durations: Sequence[float], repeats: int, *
     return report
 
 
+def _target_table(results: list[dict[str, Any]], durations: list[float]) -> str:
+    """Median RTF per target and duration, load time, peak RSS and its growth."""
+    rows = []
+    for r in (r for r in results if not r["error"]):
+        rtf = {row["seconds"]: row["rtf_median"] for row in r["rows"]}
+        rows.append([r["target"], r["device"], f"{r['load_and_warmup_s']:.2f}",
+                     *(f"{rtf[d]:.4f}" if d in rtf else "-" for d in durations),
+                     f"{max(row['peak_rss_mb'] for row in r['rows']):.0f}",
+                     f"{max(row['rss_growth_mb'] for row in r['rows']):.0f}"])
+    header = ["target", "device", "load s", *(f"{d:g} s" for d in durations), "peak RSS MB", "growth MB"]
+    lines = [text_table(header, rows, align="ll" + "r" * (len(durations) + 3), sep=" ")]
+    lines += [f"{r['target']} {r['device']} unavailable: {r['error']}" for r in results if r["error"]]
+    return "\n".join(lines)
+
+
+def _memory_table(results: list[dict[str, Any]], durations: list[float]) -> str:
+    """Peak RSS (and its growth during the call) per target and input duration."""
+    rows = []
+    for r in (r for r in results if not r["error"]):
+        mem = {row["seconds"]: f"{row['peak_rss_mb']:.0f} ({row['rss_growth_mb']:.0f})" for row in r["rows"]}
+        rows.append([r["target"], r["device"], *(mem.get(d, "-") for d in durations)])
+    return text_table(["target", "device", *(f"{d:g} s" for d in durations)], rows,
+                      align="ll" + "r" * len(durations), sep=" ")
+
+
 def format_table(report: dict[str, Any]) -> str:
     """Median RTF per target and duration, peak RSS, then the scaling runs."""
     hw = report["hardware"]
@@ -298,24 +325,8 @@ def format_table(report: dict[str, Any]) -> str:
     gpus = ", ".join(hw.get("gpus") or []) or "none"
     lines = [(f"hardware: {hw['cpu_model']}, {hw['usable_cpus']} usable of {hw['logical_cpus']} CPUs, GPU: {gpus}; "
               f"{report['settings']['repeats']} repeats, 1 thread"),
-             f"{'target':<20} {'device':<6} {'load s':>7} " + " ".join(f"{f'{d:g} s':>8}" for d in durations)
-             + f" {'peak RSS MB':>12} {'growth MB':>10}"]
-    for r in report["results"]:
-        if r["error"]:
-            lines.append(f"{r['target']:<20} {r['device']:<6} unavailable: {r['error']}")
-            continue
-        rtf = {row["seconds"]: row["rtf_median"] for row in r["rows"]}
-        cells = " ".join(f"{rtf[d]:>8.4f}" if d in rtf else f"{'-':>8}" for d in durations)
-        peak = max(row["peak_rss_mb"] for row in r["rows"])
-        growth = max(row["rss_growth_mb"] for row in r["rows"])
-        lines.append(f"{r['target']:<20} {r['device']:<6} {r['load_and_warmup_s']:>7.2f} {cells} {peak:>12.0f} "
-                     f"{growth:>10.0f}")
-    lines.append("peak RSS MB (growth during the call) per duration")
-    for r in report["results"]:
-        if not r["error"]:
-            mem = {row["seconds"]: f"{row['peak_rss_mb']:.0f} ({row['rss_growth_mb']:.0f})" for row in r["rows"]}
-            lines.append(f"{r['target']:<20} {r['device']:<6} " + " ".join(f"{f'{d:g} s':>6}: {mem.get(d, '-'):<14}"
-                                                                       for d in durations))
+             _target_table(report["results"], durations), "peak RSS MB (growth during the call) per duration",
+             _memory_table(report["results"], durations)]
     scale = report.get("scaling")
     if scale:
         lines.append(f"runner scaling: {scale['method']}, {scale['utterances']} utterances "

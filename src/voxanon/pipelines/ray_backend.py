@@ -235,14 +235,13 @@ def _pool_size(ray: Any, jobs: int | None, num_gpus: float, n_jobs: int, quiet: 
 
 def worker_table(stats: list[WorkerStats], wall_seconds: float) -> str:
     """Per-worker throughput lines and a total: utterances, hours of audio, RTF, x real time."""
-    lines = [f"{'worker':<28} {'utts':>6} {'failed':>6} {'audio h':>8} {'RTF':>8} {'x real time':>11}"]
-    for s in stats:
-        rtf = f"{s.rtf:.4f}" if s.rtf is not None else "n/a"
-        speed = s.audio_seconds / s.busy_seconds if s.busy_seconds > 0 else 0.0
-        lines.append(f"{s.worker:<28} {s.utterances:>6} {s.failed:>6} {s.audio_seconds / 3600:>8.3f} "
-                     f"{rtf:>8} {speed:>11.1f}")
+    from voxanon.presentation.table import format_table
+
+    rows = [[s.worker, s.utterances, s.failed, f"{s.audio_seconds / 3600:.3f}",
+             f"{s.rtf:.4f}" if s.rtf is not None else "n/a",
+             f"{s.audio_seconds / s.busy_seconds if s.busy_seconds > 0 else 0.0:.1f}"] for s in stats]
     audio = sum(s.audio_seconds for s in stats)
-    rtf = f"{wall_seconds / audio:.4f}" if audio > 0 else "n/a"
-    lines.append(f"{'all (wall clock)':<28} {sum(s.utterances for s in stats):>6} {sum(s.failed for s in stats):>6} "
-                 f"{audio / 3600:>8.3f} {rtf:>8} {audio / wall_seconds if wall_seconds > 0 else 0.0:>11.1f}")
-    return "\n".join(lines)
+    rows.append(["all (wall clock)", sum(s.utterances for s in stats), sum(s.failed for s in stats),
+                 f"{audio / 3600:.3f}", f"{wall_seconds / audio:.4f}" if audio > 0 else "n/a",
+                 f"{audio / wall_seconds if wall_seconds > 0 else 0.0:.1f}"])
+    return format_table(["worker", "utts", "failed", "audio h", "RTF", "x real time"], rows)

@@ -23,6 +23,7 @@ from itertools import repeat
 from pathlib import Path
 
 from voxanon.audio import tts
+from voxanon.data import names
 from voxanon.data.debian_clips import build_real_subset
 from voxanon.data.kaldi import DataDir, write_data_dir
 from voxanon.data.synth.render import render
@@ -146,11 +147,11 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
     if real:
         real_data, real_info = build_real_subset(root)
         if real_data.wav_scp:
-            write_data_dir(real_data, root / "data/real")
+            write_data_dir(real_data, root / names.SYNTH_DATA / "real")
             (root / "data/real/REAL").write_text(REAL_MARKER, encoding="utf-8")
     for name, data in dirs.items():
-        write_data_dir(data, root / "data" / name)
-        (root / "data" / name / "SYNTHETIC").write_text(SYNTHETIC_MARKER, encoding="utf-8")
+        write_data_dir(data, root / names.SYNTH_DATA / name)
+        (root / names.SYNTH_DATA / name / "SYNTHETIC").write_text(SYNTHETIC_MARKER, encoding="utf-8")
     description = _description(plan, dirs, real_info)
-    (root / "corpus.json").write_text(json.dumps(description, indent=1) + "\n", encoding="utf-8")
+    (root / names.CORPUS_FILE).write_text(json.dumps(description, indent=1) + "\n", encoding="utf-8")
     return description

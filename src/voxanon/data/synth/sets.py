@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from voxanon.errors import DataError
+from voxanon.data import names
 from voxanon.data.kaldi import DataDir, Trial
 from voxanon.data.synth.seeding import unit
 from voxanon.data.synth.sentences import Sentence
@@ -200,19 +201,19 @@ def data_dirs(plan: Plan, root: str, durations: dict[str, float]) -> dict[str, D
     speakers = {s.spk: s for spks in plan.speakers.values() for s in spks}
     by_utt = {j.utt: j for j in plan.jobs}
     out: dict[str, DataDir] = {}
-    for set_name in ("dev", "test"):
+    for set_name in names.SPLITS:
         enroll = [by_utt[u] for u in plan.enroll_utts[set_name]]
-        out[f"{set_name}_enrolls"] = _data_dir(enroll, speakers, root, durations)
-        for gender in ("f", "m"):
+        out[names.enrolls(set_name)] = _data_dir(enroll, speakers, root, durations)
+        for gender in names.GENDERS:
             trials = [by_utt[u] for u in plan.trial_utts[set_name] if speakers[by_utt[u].spk].gender == gender]
             data = _data_dir(trials, speakers, root, durations)
             data.trials = vpc_trials(data, plan.enrolled[set_name])
-            out[f"{set_name}_trials_{gender}"] = data
-    out["train"] = _data_dir([j for j in plan.jobs if j.set == "train"], speakers, root, durations)
+            out[names.trials(set_name, gender)] = data
+    out[names.SYNTH_TRAIN] = _data_dir([j for j in plan.jobs if j.set == "train"], speakers, root, durations)
     emo = _data_dir([j for j in plan.jobs if j.set == "emo"], speakers, root, durations)
     for gender in ("f", "m"):
         spks = [s.spk for s in plan.speakers["emo"] if s.gender == gender]
         emo.spk2fold.update({spk: str(i % N_FOLDS + 1) for i, spk in enumerate(spks)})
     emo.spk2fold = dict(sorted(emo.spk2fold.items()))
-    out["emo"] = emo
+    out[names.SYNTH_EMO] = emo
     return out

@@ -1,0 +1,149 @@
+"""The evaluator contract: one evaluation (an attack scenario, ASR, SER, quality, ...) as a typed unit.
+
+An :class:`Evaluator` has a ``kind`` (where its results live in a system's
+record, e.g. ``privacy``), a ``slot`` inside it (e.g. ``("AA-semi", "test")``),
+its settings as a frozen dataclass, the data sets it reads
+(:meth:`~Evaluator.inputs`), the models it loads (:meth:`~Evaluator.models`)
+and :meth:`~Evaluator.run`, which returns a typed result
+(:mod:`voxanon.evaluation.results`). The benchmark derives each stage's cache
+key from exactly these (:func:`stage_key`), so it never writes one by hand.
+
+A new evaluation is one class plus one line in :data:`EVALUATORS` (or a call
+to :func:`register`), and its result kind in
+:func:`voxanon.evaluation.results.register_kind`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, ClassVar, Mapping
+
+from voxanon.evaluation.fingerprint import data_fingerprint, digest, model_fingerprint
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The benchmark knobs evaluators are planned from (one run)."""
+
+    splits: tuple[str, ...]
+    wer_splits: tuple[str, ...]
+    n_boot: int
+    seed: int
+    asr: str
+    wer_normalization: str
+    pretrained: str
+    quality_utts: int
+    quality_split: str
+
+
+@dataclass(frozen=True)
+class SystemData:
+    """What the evaluators read for one system (sets by short name, :mod:`voxanon.data.names`)."""
+
+    label: str
+    anonymized: bool
+    sets: Mapping[str, Path]
+    original: Mapping[str, Path]
+    attacker: str | None = None  # encoder spec of the semi-informed attacker retrained for this system
+    ser_models: Path | None = None  # per-fold SER models trained on original emotion data
+    synthetic: bool = False
+
+
+@dataclass
+class Env:
+    """Shared services of one run: caches under ``cache_dir``, progress switch, models loaded once."""
+
+    cache_dir: Path
+    quiet: bool = False
+    device: str = "cpu"
+    _models: dict[str, Any] = field(default_factory=dict)
+
+    def model(self, spec: str, load: Callable[[str], Any]) -> Any:
+        """The model ``spec``, loaded with ``load`` the first time it is asked for."""
+        if spec not in self._models:
+            self._models[spec] = load(spec)
+        return self._models[spec]
+
+
+class Evaluator(ABC):
+    """One evaluation of one system; subclasses set ``kind`` and ``Settings`` and implement the methods."""
+
+    kind: ClassVar[str]
+    Settings: ClassVar[type]
+
+    def __init__(self, settings: Any) -> None:
+        if not isinstance(settings, self.Settings):
+            raise TypeError(f"{type(self).__name__} takes {self.Settings.__name__}, not {type(settings).__name__}")
+        self.settings = settings
+
+    @classmethod
+    @abstractmethod
+    def plan(cls, run: RunSettings) -> list[Evaluator]:
+        """The instances a benchmark run uses (e.g. one per split)."""
+
+    @property
+    def slot(self) -> tuple[str, ...]:
+        """Keys of this evaluator's result inside its kind (``()``: the kind holds one result)."""
+        return ()
+
+    @property
+    def name(self) -> str:
+        """Readable id, e.g. ``privacy AA-semi test``."""
+        return " ".join((self.kind, *self.slot))
+
+    def applies(self, data: SystemData) -> bool:
+        """Whether this evaluation is run on ``data`` (e.g. OO only on original speech)."""
+        return True
+
+    @abstractmethod
+    def inputs(self, data: SystemData) -> dict[str, Path]:
+        """The data directories read, by role."""
+
+    def models(self, data: SystemData) -> dict[str, str]:
+        """The model specs loaded, by role (files they name are hashed by content)."""
+        return {}
+
+    @abstractmethod
+    def run(self, data: SystemData, env: Env) -> Any:
+        """Evaluate ``data``; returns the typed result."""
+
+    def key(self, data: SystemData, seed: int) -> dict[str, Any]:
+        """Everything the result depends on: kind, slot, settings, input content, model content, seed."""
+        return {"kind": self.kind, "slot": list(self.slot), "settings": dataclasses.asdict(self.settings),
+                "inputs": {k: data_fingerprint(p) for k, p in sorted(self.inputs(data).items())},
+                "models": {k: model_fingerprint(s) for k, s in sorted(self.models(data).items())},
+                "seed": seed}
+
+
+def stage_key(parts: dict[str, Any]) -> str:
+    """Short digest of a stage's key material (names cached outputs)."""
+    return digest(parts)[:16]
+
+
+#: evaluator kind -> "module:Class", imported when a run needs it
+EVALUATORS: dict[str, str] = {
+    "privacy": "voxanon.evaluation.privacy:PrivacyEvaluator",
+    "wer": "voxanon.evaluation.asr:AsrEvaluator",
+    "ser": "voxanon.evaluation.ser:SerEvaluator",
+    "quality": "voxanon.evaluation.quality:QualityEvaluator",
+}
+
+
+def register(kind: str, target: str) -> None:
+    """Add an evaluator (``"package.module:Class"``) to the benchmark."""
+    EVALUATORS[kind] = target
+
+
+def evaluator_class(kind: str) -> type[Evaluator]:
+    """Import the registered evaluator class of ``kind``."""
+    module, _, name = EVALUATORS[kind].partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def plan(run: RunSettings, kinds: list[str] | None = None) -> list[Evaluator]:
+    """Every registered evaluator's instances for ``run``, in registration order."""
+    return [e for kind in (kinds or list(EVALUATORS)) for e in evaluator_class(kind).plan(run)]

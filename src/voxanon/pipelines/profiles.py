@@ -1,0 +1,38 @@
+"""Benchmark profiles: how much work ``voxanon benchmark`` does (light to import: the CLI lists them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How much work a benchmark does.
+
+    ``splits`` get the privacy attacks, ``wer_splits`` the ASR (its most costly
+    utility measure); ``systems`` limits the default system list (None: all offline).
+    """
+
+    name: str
+    corpus_size: str
+    splits: tuple[str, ...]
+    wer_splits: tuple[str, ...]
+    attacker_epochs: int
+    ser_epochs: int
+    n_boot: int
+    quality_utts: int
+    listen_utts: int
+    systems: tuple[str, ...] | None = None
+
+
+PROFILES = {
+    # CI and first contact: three systems, test split, short training
+    "quick": Profile("quick", "small", ("test",), ("test",), attacker_epochs=4, ser_epochs=6, n_boot=200,
+                     quality_utts=4, listen_utts=2, systems=("mcadams", "world")),
+    # the main job: every offline anonymizer on the small corpus; attacks on dev and test, WER on test
+    "default": Profile("default", "small", ("dev", "test"), ("test",), attacker_epochs=8, ser_epochs=10,
+                       n_boot=1000, quality_utts=8, listen_utts=4),
+    # more speakers and trials for tighter intervals (an hour or more on 2 cores)
+    "full": Profile("full", "default", ("dev", "test"), ("dev", "test"), attacker_epochs=15, ser_epochs=15,
+                    n_boot=1000, quality_utts=40, listen_utts=6),
+}
