@@ -1,5 +1,10 @@
 """Build the synthetic benchmark corpus: plan, render in parallel, write metadata last.
 
+Two engines make the speakers: ``kokoro`` (Kokoro-82M voice packs and their
+mixtures, :mod:`.kokoro_speakers`; the default of ``voxanon data synth``) and
+``formant`` (Debian's espeak-ng/flite/festival voices times vocal-tract
+warps, :mod:`.voices`).
+
 Layout under the output root::
 
     wav/<set>/<spk>/<utt>.wav        16 kHz 16-bit mono
@@ -22,14 +27,15 @@ from dataclasses import asdict
 from itertools import repeat
 from pathlib import Path
 
-from voxanon.audio import tts
 from voxanon.data.debian_clips import build_real_subset
 from voxanon.data.kaldi import DataDir, write_data_dir
+from voxanon.data.synth import kokoro_speakers
 from voxanon.data.synth.render import render
 from voxanon.data.synth.sentences import load_sentences
 from voxanon.data.synth.sets import (EMOTIONS, N_FOLDS, SAMPLE_RATE, SIZES, CorpusPlanError, Plan, SizeSpec,
-                                     data_dirs, plan_corpus)
+                                     assign_formant_speakers, data_dirs, plan_corpus, speaker_needs)
 from voxanon.data.synth.voices import BaseVoice, base_voices, missing_voices
+from voxanon.models.tts import cli_engines as tts
 from voxanon.progress import Progress
 
 SETTINGS_FILE = ".voxanon-synth-settings.json"
@@ -37,9 +43,20 @@ SYNTHETIC_MARKER = "This data directory was synthesized by `voxanon data synth` 
 REAL_MARKER = "Real recorded speech from Debian packages; licences and holders are in ../../corpus.json.\n"
 
 
+ENGINES = ("kokoro", "formant")
+
+
+def _engine_version(engine: str) -> str:
+    if engine == kokoro_speakers.ENGINE:
+        from voxanon.models.tts.kokoro import VERSION
+
+        return VERSION
+    return tts.engine_version(engine)
+
+
 def _settings(plan: Plan) -> dict:
     engines = sorted({s.base.engine for spks in plan.speakers.values() for s in spks})
-    return {"seed": plan.seed, "size": asdict(plan.spec), "engines": {e: tts.engine_version(e) for e in engines}}
+    return {"seed": plan.seed, "size": asdict(plan.spec), "engines": {e: _engine_version(e) for e in engines}}
 
 
 def _claim(root: Path, settings: dict) -> None:
@@ -89,19 +106,34 @@ def _stats(data: DataDir) -> dict:
     return out
 
 
-def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None) -> dict:
-    speakers = {s.spk: {**s.to_dict(), "set": name} for name, spks in plan.speakers.items() for s in spks}
-    voices = sorted({(s["engine"], s["voice"], s["gender"], s["recorded_speaker"]) for s in speakers.values()})
+def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine: str) -> dict:
+    speakers = {s.spk: {**s.to_dict(), "set": name}
+                for name, spks in plan.speakers.items() for s in spks}
+    if engine == kokoro_speakers.ENGINE:
+        voices = sorted({(p, s["gender"], s["set"] in ("dev", "test")) for s in speakers.values() for p in s["parents"]})
+        speaker_design = {
+            "voices": [{"engine": engine, "voice": v, "gender": g, "evaluation": e} for v, g, e in voices],
+            "gender_labels": "from the Kokoro voice packs (af_/bf_/..f_ female, am_/bm_/..m_ male); mixtures "
+                             "only within a gender",
+            "speaker_design": "a voice pack or a mixture of two same-gender packs, with a habitual speaking rate; "
+                              "dev/test speakers and train/emo speakers come from disjoint voice packs",
+        }
+    else:
+        voices = sorted({(s["engine"], s["voice"], s["gender"], s["recorded_speaker"]) for s in speakers.values()})
+        speaker_design = {
+            "voices": [{"engine": e, "voice": v, "gender": g, "recorded_speaker": r} for e, v, g, r in voices],
+            "missing_voices": missing_voices(),
+            "gender_labels": "from the base voice; vocal-tract warps stay on the base gender's side "
+                             "(female 0.95-1.10, male 0.90-1.05)",
+        }
     return {
         "synthetic": True,
         "generator": "voxanon data synth",
         **_settings(plan),
         "size_name": plan.spec.name,
         "sample_rate": SAMPLE_RATE,
-        "voices": [{"engine": e, "voice": v, "gender": g, "recorded_speaker": r} for e, v, g, r in voices],
-        "missing_voices": missing_voices(),
-        "gender_labels": "from the base voice; vocal-tract warps stay on the base gender's side "
-                         "(female 0.95-1.10, male 0.90-1.05)",
+        "engine": engine,
+        **speaker_design,
         "emotion_styles": {e: dict(zip(("rate", "pitch", "pitch_range", "volume"), f)) for e, f in EMOTIONS.items()},
         "folds": f"{N_FOLDS} IEMOCAP-like folds: fold k holds the k-th female and the k-th male emo speaker",
         "sentences": "resources/sentences_en.txt (written for voxanon, CC0)",
@@ -111,34 +143,58 @@ def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None) -> dic
     }
 
 
+def _speakers(engine: str, spec: SizeSpec, seed: int, voices: list | None) -> dict:
+    """Speakers per set for an engine; ``voices`` are BaseVoices (formant) or pack names (kokoro)."""
+    if engine == kokoro_speakers.ENGINE:
+        from voxanon.models.tts.kokoro import HOW_TO_INSTALL, available_voices, voice_dir
+
+        packs = list(available_voices()) if voices is None else voices
+        if not packs:
+            raise CorpusPlanError(f"no Kokoro voice packs in {voice_dir()}: {HOW_TO_INSTALL}, or use --engine formant")
+        return kokoro_speakers.assign_speakers(packs, speaker_needs(spec), seed)
+    if engine != "formant":
+        raise CorpusPlanError(f"unknown corpus engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    voices = base_voices() if voices is None else voices
+    if not voices:
+        raise CorpusPlanError("no TTS voice found: install the Debian packages espeak-ng and flite "
+                              "(festival, festvox-us-slt-hts, festvox-kdlpc16k add voices)")
+    return assign_formant_speakers(voices, spec, seed)
+
+
 def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", seed: int = 0,
                  jobs: int | None = None, quiet: bool = False, real: bool = True,
-                 voices: list[BaseVoice] | None = None) -> dict:
+                 voices: list[BaseVoice] | list[str] | None = None, engine: str = "formant") -> dict:
     """Build (or finish) the synthetic corpus under ``root``; return the ``corpus.json`` content.
 
     Parameters
     ----------
     root : path
         Output folder (created).
-    size : "small", "default", "large" or a SizeSpec
+    size : str or SizeSpec
+        A name of ``SIZES[engine]`` (kokoro: tiny, small, default, large; formant: small, default, large).
     seed : int
         Seed of every choice; same seed and voices, same bytes.
     jobs : int, optional
-        Worker processes (default: all cores).
+        Worker processes (default: all cores); each runs one ONNX thread.
     quiet : bool
         No progress lines.
     real : bool
         Also build ``data/real`` from recorded clips in Debian packages.
-    voices : list of BaseVoice, optional
-        Base voices to use (default: every usable one, see :func:`base_voices`).
+    voices : list, optional
+        formant: BaseVoices (default: every usable one, see :func:`base_voices`);
+        kokoro: voice pack names (default: every installed pack).
+    engine : {"formant", "kokoro"}
+        Speaker source (``voxanon data synth`` defaults to kokoro).
     """
-    spec = SIZES[size] if isinstance(size, str) else size
+    if isinstance(size, str):
+        if size not in SIZES.get(engine, {}):
+            raise CorpusPlanError(f"no size {size!r} for engine {engine!r}; choose one of "
+                                  f"{', '.join(SIZES.get(engine, {}))}")
+        spec = SIZES[engine][size]
+    else:
+        spec = size
     root = Path(root).resolve()
-    voices = base_voices() if voices is None else voices
-    if not voices:
-        raise CorpusPlanError("no TTS voice found: install the Debian packages espeak-ng and flite "
-                              "(festival, festvox-us-slt-hts, festvox-kdlpc16k add voices)")
-    plan = plan_corpus(voices, load_sentences(), spec, seed)
+    plan = plan_corpus(_speakers(engine, spec, seed, voices), load_sentences(), spec, seed)
     _claim(root, _settings(plan))
     durations = _render_all(plan, root, jobs or os.cpu_count() or 1, quiet)
     dirs = data_dirs(plan, str(root), durations)
@@ -151,6 +207,6 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
     for name, data in dirs.items():
         write_data_dir(data, root / "data" / name)
         (root / "data" / name / "SYNTHETIC").write_text(SYNTHETIC_MARKER, encoding="utf-8")
-    description = _description(plan, dirs, real_info)
+    description = _description(plan, dirs, real_info, engine)
     (root / "corpus.json").write_text(json.dumps(description, indent=1) + "\n", encoding="utf-8")
     return description
