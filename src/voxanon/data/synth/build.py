@@ -70,8 +70,17 @@ def _claim(root: Path, settings: dict) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+def _render_order(plan: Plan) -> list:
+    """Every speaker's first utterance, then every speaker's second, ...: an interrupted build covers all speakers."""
+    rank: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for job in sorted(plan.jobs, key=lambda j: j.utt):
+        rank[job.utt] = seen[job.spk] = seen.get(job.spk, -1) + 1
+    return sorted(plan.jobs, key=lambda j: (rank[j.utt], j.utt))
+
+
 def _render_all(plan: Plan, root: Path, jobs: int, quiet: bool) -> dict[str, float]:
-    todo = sorted(plan.jobs, key=lambda j: j.utt)
+    todo = _render_order(plan)
     progress = Progress(len(todo), "synthesizing", quiet=quiet)
     durations: dict[str, float] = {}
     if jobs <= 1:
