@@ -11,6 +11,9 @@ speech:
 - the *pairwise* EER over every pair of dev/test utterances (same speaker
   = target), overall and by gender, with the counts;
 - the same with impostor pairs restricted to speakers sharing a parent voice;
+- the VPC-protocol OO EER per set and gender over the trials whose audio
+  exists (enrollment = mean of the speaker's enrollment utterances, every
+  enrolled speaker x every trial utterance of the gender);
 - :func:`voxanon.pipelines.corpus_check.reachability`: each dev/test
   utterance's cosine to its own speaker, to the nearest training speaker and
   to the nearest other dev/test speaker.
@@ -29,21 +32,47 @@ import numpy as np
 
 from voxanon.audio.io import load_audio
 from voxanon.data.synth.kokoro_speakers import assign_speakers
-from voxanon.data.synth.sets import SAMPLE_RATE, SizeSpec, speaker_needs
+from voxanon.data.synth.sentences import load_sentences
+from voxanon.data.synth.sets import SAMPLE_RATE, SizeSpec, plan_corpus, speaker_needs
 from voxanon.metrics import compute_eer
 from voxanon.models.speaker import load_encoder
 from voxanon.models.tts.kokoro import available_voices
 from voxanon.pipelines.corpus_check import reachability
 
 
-def _parents(root: Path) -> dict[str, list[str]]:
-    """Speaker -> parent packs, from corpus.json or (build unfinished) from the recorded settings."""
-    if (root / "corpus.json").is_file():
-        return {k: v["parents"] for k, v in json.loads((root / "corpus.json").read_text())["speakers"].items()}
+def _plan(root: Path):
+    """The corpus plan, rebuilt from the settings the build recorded (works before the build has finished)."""
     settings = json.loads((root / ".voxanon-synth-settings.json").read_text())
     spec = SizeSpec(**settings["size"])
     sets = assign_speakers(list(available_voices()), speaker_needs(spec), settings["seed"])
-    return {s.spk: s.parents for ss in sets.values() for s in ss}
+    return plan_corpus(sets, load_sentences(), spec, settings["seed"])
+
+
+def _protocol_eer(plan, emb: dict[str, np.ndarray]) -> dict:
+    """OO EER per set and gender on the VPC trials whose enrollment and trial audio exist."""
+    spk_of = {j.utt: j.spk for j in plan.jobs}
+    gender = {s.spk: s.gender for ss in plan.speakers.values() for s in ss}
+    out = {}
+    for name in ("dev", "test"):
+        models = {}
+        for spk in plan.enrolled[name]:
+            utts = [u for u in plan.enroll_utts[name] if spk_of[u] == spk]
+            if utts and all(u in emb for u in utts):
+                models[spk] = np.mean([emb[u] for u in utts], axis=0)
+        for g in ("f", "m"):
+            trials = [u for u in plan.trial_utts[name] if u in emb and gender[spk_of[u]] == g]
+            spks = [s for s in models if gender[s] == g]
+            if not trials or not spks:
+                continue
+            m = np.stack([models[s] for s in spks])
+            t = np.stack([emb[u] for u in trials])
+            scores = (m / np.linalg.norm(m, axis=1, keepdims=True)) @ (t / np.linalg.norm(t, axis=1, keepdims=True)).T
+            target = np.array([[spk_of[u] == s for u in trials] for s in spks])
+            if target.any() and (~target).any():
+                out[f"{name}_{g}"] = {"eer": round(float(compute_eer(scores[target], scores[~target]).eer), 3),
+                                      "enrolled": len(spks), "trial_utts": len(trials),
+                                      "target": int(target.sum()), "nontarget": int((~target).sum())}
+    return out
 
 
 def _pairwise(emb: np.ndarray, spk: np.ndarray, parents: dict[str, list[str]]) -> dict:
@@ -74,7 +103,8 @@ def main(argv=None) -> int:
     ap.add_argument("--encoder", default="ge2e")
     args = ap.parse_args(argv)
     root = Path(args.corpus)
-    parents = _parents(root)
+    plan = _plan(root)
+    parents = {s.spk: s.parents for ss in plan.speakers.values() for s in ss}
     wavs = {s: sorted((root / "wav" / s).glob("*/*.wav")) for s in ("dev", "test", "train")}
     encoder = load_encoder(args.encoder)
     t0 = time.perf_counter()
@@ -87,7 +117,9 @@ def main(argv=None) -> int:
     eval_spk = np.concatenate([emb["dev"][1], emb["test"][1]])
     counts = {s: int(np.sum(eval_spk == s)) for s in set(eval_spk)}
     multi = np.array([counts[s] > 1 for s in eval_spk])
+    by_utt = {p.stem: e for name, paths in wavs.items() for p, e in zip(paths, emb[name][0])}
     result = {"encoder": encoder.name, "corpus": str(root), "embed_seconds": round(time.perf_counter() - t0, 1),
+              "protocol": _protocol_eer(plan, by_utt),
               "pairwise": _pairwise(eval_emb, eval_spk, parents),
               "reachability": reachability(eval_emb[multi], eval_spk[multi], *emb["train"])
               if multi.any() and len(emb["train"][0]) else None}
