@@ -8,7 +8,7 @@ import pytest
 from voxanon.anonymizers import cascade as cascade_module
 from voxanon.anonymizers.registry import build
 from voxanon.audio.io import resample
-from voxanon.audio.tts import engine_available, synthesize
+from voxanon.models.tts.cli_engines import engine_available, synthesize
 from voxanon.metrics import wer
 from voxanon.models.asr import load_asr
 from voxanon.models.tts import TtsError, load_tts

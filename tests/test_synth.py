@@ -5,13 +5,14 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from voxanon.audio import tts
+from voxanon.models.tts import cli_engines as tts
 from voxanon.data.kaldi import read_data_dir
-from voxanon.data.synth.build import build_corpus
-from voxanon.data.synth.render import set_level, trim, warp
-from voxanon.data.synth.sentences import load_sentences, normalize_transcript, number_words
-from voxanon.data.synth.sets import EMOTIONS, SIZES, CorpusPlanError, SizeSpec, data_dirs, plan_corpus
-from voxanon.data.synth.voices import WARPS, BaseVoice, base_voices, speaker_pool
+from voxanon.pipelines.synth.build import build_corpus
+from voxanon.pipelines.synth.render import set_level, trim, warp
+from voxanon.pipelines.synth.sentences import load_sentences, normalize_transcript, number_words
+from voxanon.pipelines.synth.sets import (EMOTIONS, FORMANT_SIZES, CorpusPlanError, SizeSpec, assign_formant_speakers,
+                                     data_dirs, plan_corpus)
+from voxanon.pipelines.synth.voices import WARPS, BaseVoice, base_voices, speaker_pool
 
 FAKE_VOICES = ([BaseVoice("flite", "slt", "f", "slt")] + [BaseVoice("espeak-ng", f"en-us+f{i}", "f") for i in range(9)]
                + [BaseVoice("flite", "awb", "m", "awb")] + [BaseVoice("espeak-ng", f"en-us+m{i}", "m") for i in range(9)])
@@ -19,8 +20,8 @@ TINY = SizeSpec("tiny", speakers=3, enrolled=2, n_enroll=1, n_trial=1, train_spe
                 emo_speakers=1, emo_sentences=1)
 
 
-def _plan_dirs(spec=SIZES["small"], seed=0):
-    plan = plan_corpus(FAKE_VOICES, load_sentences(), spec, seed)
+def _plan_dirs(spec=FORMANT_SIZES["small"], seed=0):
+    plan = plan_corpus(assign_formant_speakers(FAKE_VOICES, spec, seed), load_sentences(), spec, seed)
     return plan, data_dirs(plan, "/corpus", {j.utt: 1.0 for j in plan.jobs})
 
 
@@ -48,7 +49,7 @@ def test_speaker_pool_spreads_voices_and_keeps_gender_side():
 
 def test_trials_follow_vpc_construction():
     plan, dirs = _plan_dirs()
-    spec = SIZES["small"]
+    spec = FORMANT_SIZES["small"]
     for name in ("dev", "test"):
         enroll = dirs[f"{name}_enrolls"]
         enrolled = set(enroll.utt2spk.values())
@@ -95,7 +96,7 @@ def test_plan_is_seeded_and_order_free():
 
 def test_too_few_voices_is_a_clear_error():
     with pytest.raises(CorpusPlanError, match="speakers"):
-        plan_corpus(FAKE_VOICES[:2] + FAKE_VOICES[6:8], load_sentences(), SIZES["small"], 0)
+        assign_formant_speakers(FAKE_VOICES[:2] + FAKE_VOICES[6:8], FORMANT_SIZES["small"], 0)
 
 
 def test_warp_scales_duration_and_level_is_set():

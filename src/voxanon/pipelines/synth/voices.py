@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from voxanon.audio import tts
-from voxanon.data.synth.seeding import unit
+from voxanon.models.tts import cli_engines as tts
+from voxanon.pipelines.synth.seeding import unit
 
 #: warp factors per gender (see the module docstring)
 WARPS = {"f": (0.95, 1.0, 1.05, 1.1), "m": (0.9, 0.95, 1.0, 1.05)}
@@ -72,22 +72,32 @@ class BaseVoice:
 
 @dataclass(frozen=True)
 class Speaker:
-    """A synthetic speaker: base voice, warp factor and pitch factor."""
+    """A synthetic speaker: base voice, warp factor, pitch factor and habitual speaking rate."""
 
     spk: str
     base: BaseVoice
     warp: float
     pitch: float = 1.0
+    rate: float = 1.0
 
     @property
     def gender(self) -> str:
         """``f`` or ``m``, from the base voice."""
         return self.base.gender
 
+    @property
+    def parents(self) -> list[str]:
+        """Base voices the speaker is made of (a Kokoro mixture ``a*w+b*v`` names two packs)."""
+        if self.base.engine == "kokoro":
+            return [term.split("*")[0] for term in self.base.voice.split("+")]
+        return [self.base.key]
+
     def to_dict(self) -> dict:
         """JSON-ready description."""
         return {"engine": self.base.engine, "voice": self.base.voice, "gender": self.gender,
-                "recorded_speaker": self.base.recorded or None, "warp": self.warp, "pitch": self.pitch}
+                "parents": self.parents,
+                "recorded_speaker": self.base.recorded or None, "warp": self.warp, "pitch": self.pitch,
+                "rate": self.rate}
 
 
 def _usable(engine: str, voice: str) -> bool:

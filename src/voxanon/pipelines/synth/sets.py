@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from voxanon.errors import DataError
 from voxanon.data import names
 from voxanon.data.kaldi import DataDir, Trial
-from voxanon.data.synth.seeding import unit
-from voxanon.data.synth.sentences import Sentence
-from voxanon.data.synth.voices import BaseVoice, Speaker, speaker_pool
+from voxanon.pipelines.synth.seeding import unit
+from voxanon.pipelines.synth.sentences import Sentence
+from voxanon.pipelines.synth.voices import BaseVoice, Speaker, speaker_pool
 
 SAMPLE_RATE = 16000
 N_FOLDS = 5
@@ -66,13 +66,27 @@ class SizeSpec:
     max_words: int = 8
 
 
-SIZES = {
+#: sizes of the formant corpus (Debian TTS voices x vocal-tract warps)
+FORMANT_SIZES = {
     "small": SizeSpec("small"),
     "default": SizeSpec("default", speakers=20, enrolled=15, n_enroll=8, n_trial=8, train_speakers=30,
                         train_utts=15, emo_speakers=5, emo_sentences=8, min_words=5, max_words=13),
     "large": SizeSpec("large", speakers=40, enrolled=30, n_enroll=15, n_trial=15, train_speakers=100,
                       train_utts=30, emo_speakers=10, emo_sentences=12, min_words=4, max_words=13),
 }
+#: sizes of the Kokoro corpus; "default" meets the VPC shape (>= 20 f and 20 m dev/test speakers,
+#: >= 200 training speakers); capacity: 45 evaluation speakers per gender, 136 male training speakers
+KOKORO_SIZES = {
+    "tiny": SizeSpec("tiny", speakers=2, enrolled=1, n_enroll=1, n_trial=1, train_speakers=1, train_utts=1,
+                     emo_speakers=1, emo_sentences=1, min_words=4, max_words=5),
+    "small": SizeSpec("small", speakers=10, enrolled=8, n_enroll=2, n_trial=3, train_speakers=25, train_utts=2,
+                      emo_speakers=5, emo_sentences=1, min_words=4, max_words=8),
+    "default": SizeSpec("default", speakers=20, enrolled=15, n_enroll=5, n_trial=5, train_speakers=100,
+                        train_utts=4, emo_speakers=5, emo_sentences=4, min_words=4, max_words=11),
+    "large": SizeSpec("large", speakers=22, enrolled=20, n_enroll=10, n_trial=10, train_speakers=130,
+                      train_utts=10, emo_speakers=5, emo_sentences=12, min_words=4, max_words=13),
+}
+SIZES = {"kokoro": KOKORO_SIZES, "formant": FORMANT_SIZES}
 
 
 @dataclass(frozen=True)
@@ -112,9 +126,14 @@ class Plan:
     enrolled: dict[str, list[str]] = field(default_factory=dict)      # set -> speakers
 
 
-def _assign_speakers(voices: list[BaseVoice], spec: SizeSpec, seed: int) -> dict[str, list[Speaker]]:
-    """Deal each gender's speaker pool over the sets, most-needing set first."""
-    need = {"dev": spec.speakers, "test": spec.speakers, "train": spec.train_speakers, "emo": spec.emo_speakers}
+def speaker_needs(spec: SizeSpec) -> dict[str, int]:
+    """Speakers per set and gender."""
+    return {"dev": spec.speakers, "test": spec.speakers, "train": spec.train_speakers, "emo": spec.emo_speakers}
+
+
+def assign_formant_speakers(voices: list[BaseVoice], spec: SizeSpec, seed: int) -> dict[str, list[Speaker]]:
+    """Deal each gender's formant speaker pool over the sets, most-needing set first."""
+    need = speaker_needs(spec)
     out: dict[str, list[Speaker]] = {name: [] for name in need}
     for gender in ("f", "m"):
         pool = speaker_pool(voices, gender, seed)
@@ -145,13 +164,14 @@ def _job(seed: int, spk: Speaker, set_name: str, utt: str, sentence: Sentence, e
     jitter = 1.0 + RATE_JITTER * (unit(seed, "rate", utt) - 0.5)
     return UttJob(utt=utt, spk=spk.spk, set=set_name, engine=spk.base.engine, voice=spk.base.voice,
                   text=sentence.text, transcript=sentence.transcript, warp=spk.warp,
-                  rate=round(rate * jitter / spk.warp, 6), pitch=round(pitch * spk.pitch, 6),
+                  rate=round(rate * jitter * spk.rate / spk.warp, 6), pitch=round(pitch * spk.pitch, 6),
                   pitch_range=prange, volume=volume, emo=emo)
 
 
-def plan_corpus(voices: list[BaseVoice], sentences: list[Sentence], spec: SizeSpec, seed: int) -> Plan:
-    """Plan every utterance of the synthetic corpus (no audio is made here)."""
-    plan = Plan(spec=spec, seed=seed, speakers=_assign_speakers(voices, spec, seed))
+def plan_corpus(speakers: dict[str, list[Speaker]], sentences: list[Sentence], spec: SizeSpec,
+                seed: int) -> Plan:
+    """Plan every utterance of the synthetic corpus from its speakers per set (no audio is made here)."""
+    plan = Plan(spec=spec, seed=seed, speakers=speakers)
     for set_name in ("dev", "test"):
         plan.enroll_utts[set_name], plan.trial_utts[set_name], plan.enrolled[set_name] = [], [], []
         for gender in ("f", "m"):

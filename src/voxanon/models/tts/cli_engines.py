@@ -7,7 +7,8 @@ factors with the same meaning for every engine:
 - ``rate``: speaking-rate factor (2.0 = twice as fast), done by the engine;
 - ``pitch``: F0 multiplier; espeak-ng does it natively (its ``-p`` setting
   moves F0 by about 14 % per 15 steps, measured on its English voices), the
-  other engines by a WORLD analysis/resynthesis after synthesis (their own
+  other engines by a WORLD analysis/resynthesis after synthesis
+  (:func:`voxanon.models.tts.prosody.shift_pitch`) (their own
   pitch controls differ in scale and many voices ignore them);
 - ``pitch_range``: multiplier of the log-F0 excursions around the utterance
   mean (intonation range), by WORLD for every engine;
@@ -195,27 +196,9 @@ def synthesize(engine: str, voice: str, text: str, *, rate: float = 1.0, pitch: 
         raise TTSError(f"{engine}/{voice} produced no audio for {text[:60]!r}")
     world_pitch = 1.0 if engine == "espeak-ng" else pitch
     if world_pitch != 1.0 or pitch_range != 1.0:
+        from voxanon.models.tts.prosody import shift_pitch  # pyworld only when needed
+
         wav = shift_pitch(wav, sr, world_pitch, pitch_range)
     wav = (wav * volume).astype(np.float32)
     check_waveform(wav, f"{engine}/{voice}")
     return wav, int(sr)
-
-
-def shift_pitch(wav: np.ndarray, sr: int, factor: float, range_factor: float = 1.0) -> np.ndarray:
-    """Scale F0 by ``factor`` and its log-excursions around the mean by ``range_factor`` (WORLD)."""
-    import pyworld
-
-    x = wav.astype(np.float64)
-    f0, times = pyworld.dio(x, sr, frame_period=5.0)
-    f0 = pyworld.stonemask(x, f0, times, sr)
-    voiced = f0 > 0
-    if not np.any(voiced):
-        return wav
-    sp = pyworld.cheaptrick(x, f0, times, sr)
-    ap = pyworld.d4c(x, f0, times, sr)
-    log_f0 = np.log(f0[voiced])
-    mean = log_f0.mean()
-    new_f0 = np.zeros_like(f0)
-    new_f0[voiced] = np.exp(mean + range_factor * (log_f0 - mean)) * factor
-    out = pyworld.synthesize(new_f0, sp, ap, sr, frame_period=5.0)[: len(wav)]
-    return np.pad(out, (0, len(wav) - len(out))).astype(np.float32)
