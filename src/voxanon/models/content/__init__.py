@@ -1,7 +1,7 @@
 """Content encoders behind one interface, and ``load_content_encoder(spec)``.
 
 Specs: ``whisper-tiny[:<layer>]`` (Whisper tiny.en's encoder from the bundled
-CTranslate2 model; default layer 2 of 4), ``whisper-ct2:<model dir>[:<layer>]``
+CTranslate2 model; default layer 3 of 4), ``whisper-ct2:<model dir>[:<layer>]``
 (any CTranslate2 Whisper), ``hf:<save_pretrained dir>[:<layer>]`` (WavLM,
 HuBERT, wav2vec 2.0; default layer 6). Backends are imported lazily.
 """
@@ -31,9 +31,9 @@ def load_content_encoder(spec: str = "whisper-tiny") -> ContentEncoder:
         from voxanon.models.content.whisper import WhisperContent, bundled_model_bin, load_whisper_encoder
 
         if engine == "whisper-tiny":
-            path, layer = bundled_model_bin(), int(rest) if rest else 2
+            path, layer = bundled_model_bin(), int(rest) if rest else 3
         else:
-            model_dir, layer = _split_layer(rest, 2)
+            model_dir, layer = _split_layer(rest, 3)
             path = os.path.join(model_dir, "model.bin")
         return WhisperContent(load_whisper_encoder(path), layer, name=engine)
     if engine == "hf" and rest:

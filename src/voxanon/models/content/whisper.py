@@ -15,6 +15,13 @@ encoder frames at 50 Hz), so every window is encoded at full length; longer
 inputs are covered by windows that overlap by 10 s, and each output frame is
 taken from the window whose centre is nearest (at least 5 s of context on
 either side of every frame that is not at the input's own edges).
+
+Whisper adds absolute sinusoidal positions at its input, and they stay strong
+in every layer: matched by cosine, raw intermediate features pair frames by
+their position in the window more than by their content (measured: kNN-VC
+then speaks the target's sentences). With ``debias=True`` (default) the
+encoder's response to a silent window is subtracted position by position,
+which removes that bias (BENCHMARKS.md, "Whisper keys").
 """
 
 from __future__ import annotations
@@ -152,14 +159,25 @@ class WhisperContent(ContentEncoder):
     sample_rate = SAMPLE_RATE
     frame_rate = SAMPLE_RATE / (2 * HOP)
 
-    def __init__(self, encoder: WhisperEncoder, layer: int, name: str = "whisper", batch_size: int = 4) -> None:
+    def __init__(self, encoder: WhisperEncoder, layer: int, name: str = "whisper", *, debias: bool = True,
+                 batch_size: int = 4) -> None:
         self.model = encoder
         self.n_layers = len(encoder.blocks)
         self.layer = self.check_layer(layer)
         self.dim = encoder.ln_post.normalized_shape[0]
-        self.name = f"{name}:{self.layer}"
+        self.name = f"{name}:{self.layer}" + ("-debiased" if debias else "")
         self.batch_size = batch_size
         self.logmel = LogMel(encoder.conv1.in_channels)
+        self.debias = debias
+        self._baseline: torch.Tensor | None = None
+
+    def baseline(self) -> torch.Tensor:
+        """``(1500, dim)`` features of a silent 30 s window at the chosen layer (positions only)."""
+        if self._baseline is None:
+            with torch.inference_mode():
+                mel = self.windows(torch.zeros(WINDOW_FRAMES * HOP))[0]
+                self._baseline = self.model(mel, upto=self.layer)[self.layer][0].clone()
+        return self._baseline
 
     def windows(self, wav: torch.Tensor) -> tuple[torch.Tensor, int]:
         """``(K, n_mels, 3000)`` log-mel windows of one waveform and its encoder frame count."""
@@ -174,6 +192,8 @@ class WhisperContent(ContentEncoder):
         stack = torch.cat([w for w, _ in prepared])
         feats = torch.cat([self.model(stack[i:i + self.batch_size], upto=self.layer)[self.layer]
                            for i in range(0, len(stack), self.batch_size)])
+        if self.debias:
+            feats = feats - self.baseline()
         out, k = [], 0
         for windows, n in prepared:
             per = feats[k:k + len(windows)]
