@@ -46,7 +46,7 @@ class ContentEncoder(ABC):
     def check_layer(self, layer: int) -> int:
         """``layer`` if it exists (negative counts from the last), else ContentError."""
         if not -self.n_layers - 1 <= layer <= self.n_layers:
-            raise ContentError(f"{self.name}: layer {layer} does not exist; choose 0..{self.n_layers}")
+            raise ContentError(f"{type(self).__name__}: layer {layer} does not exist; choose 0..{self.n_layers}")
         return layer % (self.n_layers + 1)
 
 
