@@ -37,8 +37,9 @@ from voxanon.anonymizers.knnvc_targets import MatchingSet, dir_sources, interpol
 from voxanon.audio.io import resample
 from voxanon.errors import ConfigError
 
-#: the synthetic target voices available on every installation (switch to kokoro voices once merged)
-DEFAULT_VOICES = ("piper", "flite:slt", "flite:rms", "flite:awb", "flite:kal", "espeak-ng:en-us")
+#: synthetic target voices available on every installation and not used by the offline corpus
+#: (switch to kokoro voices once merged)
+DEFAULT_VOICES = ("piper", "flite:kal", "espeak-ng:en-us+klatt", "espeak-ng:en-gb+m3", "espeak-ng:en-us+john")
 F0_MODES = ("matched", "source")
 
 
