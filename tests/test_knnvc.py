@@ -97,3 +97,20 @@ def test_knnvc_end_to_end_with_a_target_folder(tmp_path, monkeypatch):
     shifted, _ = KnnVc(targets=str(targets), f0="source").anonymize(source, sr, utterance_rng(0, "u1"))
     for y in (blend, shifted):
         assert len(y) == len(source) and np.abs(y).max() > 0.01
+
+
+def test_original_release_vocoder_checks_the_encoder(tmp_path):
+    """``hifigan-knnvc:<prematched checkpoint>|hf:<WavLM dir>:6`` refuses features of the wrong size."""
+    transformers = pytest.importorskip("transformers")
+    import torch
+
+    from voxanon.models.vocoder import VocoderError, load_vocoder
+    from voxanon.models.vocoder.hifigan import PRESETS, Generator
+
+    cfg = transformers.WavLMConfig(hidden_size=32, num_hidden_layers=6, num_attention_heads=2, intermediate_size=64,
+                                   conv_dim=(16, 16), conv_stride=(5, 64), conv_kernel=(10, 64),
+                                   num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2)
+    transformers.WavLMModel(cfg).save_pretrained(tmp_path / "wavlm")
+    torch.save({"generator": Generator(PRESETS["knnvc"]).state_dict()}, tmp_path / "prematch_g_02500000.pt")
+    with pytest.raises(VocoderError, match="1024-d features"):
+        load_vocoder(f"hifigan-knnvc:{tmp_path / 'prematch_g_02500000.pt'}|hf:{tmp_path / 'wavlm'}:6")

