@@ -10,10 +10,14 @@ keys: the LibriVox clips converted to one synthetic target with keys from each
 layer, raw or debiased (silent-window response subtracted), scored by
 whisper-tiny WER.
 
+``compare``: the LibriVox clips through ``knnvc`` and ``knnvc_blend`` (default
+targets), WER with whisper-tiny and pocketsphinx and GE2E cosine to the source.
+
 Usage::
 
     VOXANON_CACHE=... python benchmarks/bench_knnvc.py similarity ORIG_DIR ANON_DIR [...]
     python benchmarks/bench_knnvc.py layers [--target flite:slt] [--sentences 20]
+    VOXANON_CACHE=... python benchmarks/bench_knnvc.py compare [--seeds 2]
 """
 
 from __future__ import annotations
@@ -103,6 +107,27 @@ def layers(target: str, n_sentences: int) -> None:
             print(f"  layer {layer} {'debiased' if debias else 'raw     '} WER {wer(list(refs.values()), hyps).wer:6.1f}")
 
 
+def compare(seeds: int) -> None:
+    from voxanon.anonymizers.knnvc import KnnVcBlend
+    from voxanon.metrics.wer import wer
+    from voxanon.models.asr import load_asr
+    from voxanon.models.speaker import load_encoder
+
+    refs = dict(line.split(" ", 1) for line in (CLIPS / "text").read_text().splitlines() if line.strip())
+    srcs = [sf.read(CLIPS / f"{u}.flac", dtype="float32")[0] for u in refs]       # 16 kHz clips
+    enc = load_encoder("ge2e")
+    src_emb = unit(enc.embed(srcs, 16000))
+    asrs = {spec: load_asr(spec) for spec in ("whisper-tiny", "pocketsphinx")}
+    for label, wavs in [("original", srcs)] + [
+            (cls.name, [cls(threads=1).anonymize(w, 16000, utterance_rng(seed, u))[0]
+                        for seed in range(seeds) for u, w in zip(refs, srcs)]) for cls in (KnnVc, KnnVcBlend)]:
+        words = list(refs.values()) * (len(wavs) // len(srcs))
+        wers = {spec: wer(words, asr.transcribe(wavs, 16000), "words").wer for spec, asr in asrs.items()}
+        cos = np.sum(unit(enc.embed(wavs, 16000)) * np.tile(src_emb, (len(wavs) // len(srcs), 1)), 1)
+        print(f"{label:12s} n={len(wavs)} WER whisper-tiny {wers['whisper-tiny']:5.1f} pocketsphinx "
+              f"{wers['pocketsphinx']:5.1f}  GE2E cos to source {cos.mean():.3f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -112,8 +137,12 @@ def main() -> None:
     lay = sub.add_parser("layers")
     lay.add_argument("--target", default="flite:slt")
     lay.add_argument("--sentences", type=int, default=20)
+    cmp = sub.add_parser("compare")
+    cmp.add_argument("--seeds", type=int, default=2)
     args = ap.parse_args()
-    if args.what == "similarity":
+    if args.what == "compare":
+        compare(args.seeds)
+    elif args.what == "similarity":
         if len(args.dirs) % 2:
             ap.error("give ORIG_DIR ANON_DIR pairs")
         similarity(list(zip(args.dirs[::2], args.dirs[1::2])), args.seed)
