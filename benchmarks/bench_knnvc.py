@@ -1,0 +1,154 @@
+"""kNN-VC outputs against their source and their target speaker (GE2E cosine), and the Whisper key layers.
+
+``similarity``: for each anonymized utterance of the given data directories,
+the GE2E cosine to its original and to the mean embedding of the target speech
+the utterance was converted to (target recovered from the utterance rng exactly
+as the anonymizer draws it), next to the original's cosine to that target.
+
+``layers``: copy-synthesis-free check of which Whisper layer makes the best
+keys: the LibriVox clips converted to one synthetic target with keys from each
+layer, raw or debiased (silent-window response subtracted), scored by
+whisper-tiny WER.
+
+``compare``: the LibriVox clips through ``knnvc`` and ``knnvc_blend`` (default
+targets), WER with whisper-tiny and pocketsphinx and GE2E cosine to the source.
+
+Usage::
+
+    VOXANON_CACHE=... python benchmarks/bench_knnvc.py similarity ORIG_DIR ANON_DIR [...]
+    python benchmarks/bench_knnvc.py layers [--target flite:slt] [--sentences 20]
+    VOXANON_CACHE=... python benchmarks/bench_knnvc.py compare [--seeds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from voxanon.anonymizers.base import utterance_rng
+from voxanon.anonymizers.knnvc import KnnVc, knn_match
+from voxanon.anonymizers.knnvc_targets import interpolate_frames, trim_mask, tts_sources
+from voxanon.audio.io import load_audio, resample
+
+CLIPS = Path(__file__).resolve().parent.parent / "tests" / "data" / "librivox"
+
+
+def unit(x: np.ndarray) -> np.ndarray:
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def similarity(pairs: list[tuple[str, str]], seed: int) -> None:
+    from voxanon.data.kaldi import read_data_dir
+    from voxanon.data.synth.sentences import load_sentences
+    from voxanon.models.speaker import load_encoder
+
+    enc = load_encoder("ge2e")
+    anon = KnnVc()
+    texts = [s.text for s in load_sentences()[: anon.config.n_sentences]]
+    sources = tts_sources(anon.config.voices, texts)
+    target_emb = np.stack([unit(enc.embed([np.concatenate([resample(w, sr, 16000) for w, sr in s.load()])], 16000)[0])
+                           for s in sources])
+    to_src, to_tgt, orig_to_tgt = [], [], []
+    for orig_dir, anon_dir in pairs:
+        o, a = read_data_dir(orig_dir), read_data_dir(anon_dir)
+        for utt in a.utts:
+            t = int(utterance_rng(seed, utt).integers(len(sources)))
+            eo = unit(enc.embed([load_audio(o.wav_scp[utt])[0]], 16000)[0])
+            ea = unit(enc.embed([load_audio(a.wav_scp[utt])[0]], 16000)[0])
+            to_src.append(ea @ eo)
+            to_tgt.append(ea @ target_emb[t])
+            orig_to_tgt.append(eo @ target_emb[t])
+    print(f"n={len(to_src)} utterances; GE2E cosine (mean, [min, max])")
+    for name, v in (("anonymized vs its source", to_src), ("anonymized vs its target", to_tgt),
+                    ("original vs that target", orig_to_tgt)):
+        print(f"  {name:26s} {np.mean(v):.3f} [{np.min(v):.3f}, {np.max(v):.3f}]")
+
+
+def layers(target: str, n_sentences: int) -> None:
+    import torch
+
+    from voxanon.data.synth.sentences import load_sentences
+    from voxanon.metrics.wer import wer
+    from voxanon.models.asr import load_asr
+    from voxanon.models.content import load_content_encoder
+    from voxanon.models.vocoder import load_vocoder
+
+    enc, voc, asr = load_content_encoder("whisper-tiny:4"), load_vocoder("hifigan-universal"), load_asr()
+    texts = [s.text for s in load_sentences()[:n_sentences]]
+    gap = np.zeros(1600, np.float32)
+    twav = np.concatenate([p for w, sr in tts_sources((target,), texts)[0].load()
+                           for p in (resample(w, sr, 16000), gap)])[: 16000 * 30]
+    tmel = voc.analyze(twav, 16000)
+    keep = trim_mask(tmel, 40.0)
+    rate = voc.sample_rate / voc.hop_length
+
+    def states(wav: np.ndarray) -> list[torch.Tensor]:
+        mel, n = enc.windows(torch.from_numpy(wav))
+        with torch.inference_mode():
+            return [s[0, :n] for s in enc.model(mel[:1])]
+
+    refs = dict(line.split(" ", 1) for line in (CLIPS / "text").read_text().splitlines() if line.strip())
+    srcs = [sf.read(CLIPS / f"{u}.flac", dtype="float32")[0] for u in refs]       # 16 kHz clips
+    src_states, tgt_states, silent = [states(w) for w in srcs], states(twav), states(np.zeros(16000 * 30, np.float32))
+    print(f"target {target}: {keep.sum() / rate:.1f} s of speech; {len(srcs)} LibriVox clips; whisper-tiny WER %")
+    for layer in range(1, len(enc.model.blocks) + 1):
+        for debias in (False, True):
+            def keys(st, n):
+                f = st[layer] - (silent[layer][: len(st[layer])] if debias else 0)
+                return interpolate_frames(f.numpy(), enc.frame_rate, n, rate)
+            tk = unit(keys(tgt_states, len(tmel))[keep])
+            hyps = []
+            for wav, st in zip(srcs, src_states):
+                mel, _ = knn_match(keys(st, len(wav) * voc.sample_rate // 16000 // voc.hop_length + 1), tk, tmel[keep], 4)
+                hyps.append(asr.transcribe([resample(voc.synthesize(mel), voc.sample_rate, 16000)], 16000)[0])
+            print(f"  layer {layer} {'debiased' if debias else 'raw     '} WER {wer(list(refs.values()), hyps).wer:6.1f}")
+
+
+def compare(seeds: int) -> None:
+    from voxanon.anonymizers.knnvc import KnnVcBlend
+    from voxanon.metrics.wer import wer
+    from voxanon.models.asr import load_asr
+    from voxanon.models.speaker import load_encoder
+
+    refs = dict(line.split(" ", 1) for line in (CLIPS / "text").read_text().splitlines() if line.strip())
+    srcs = [sf.read(CLIPS / f"{u}.flac", dtype="float32")[0] for u in refs]       # 16 kHz clips
+    enc = load_encoder("ge2e")
+    src_emb = unit(enc.embed(srcs, 16000))
+    asrs = {spec: load_asr(spec) for spec in ("whisper-tiny", "pocketsphinx")}
+    for label, wavs in [("original", srcs)] + [
+            (cls.name, [cls(threads=1).anonymize(w, 16000, utterance_rng(seed, u))[0]
+                        for seed in range(seeds) for u, w in zip(refs, srcs)]) for cls in (KnnVc, KnnVcBlend)]:
+        words = list(refs.values()) * (len(wavs) // len(srcs))
+        wers = {spec: wer(words, asr.transcribe(wavs, 16000), "words").wer for spec, asr in asrs.items()}
+        cos = np.sum(unit(enc.embed(wavs, 16000)) * np.tile(src_emb, (len(wavs) // len(srcs), 1)), 1)
+        print(f"{label:12s} n={len(wavs)} WER whisper-tiny {wers['whisper-tiny']:5.1f} pocketsphinx "
+              f"{wers['pocketsphinx']:5.1f}  GE2E cos to source {cos.mean():.3f}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    s = sub.add_parser("similarity")
+    s.add_argument("dirs", nargs="+", help="ORIG_DIR ANON_DIR pairs")
+    s.add_argument("--seed", type=int, default=0)
+    lay = sub.add_parser("layers")
+    lay.add_argument("--target", default="flite:slt")
+    lay.add_argument("--sentences", type=int, default=20)
+    cmp = sub.add_parser("compare")
+    cmp.add_argument("--seeds", type=int, default=2)
+    args = ap.parse_args()
+    if args.what == "compare":
+        compare(args.seeds)
+    elif args.what == "similarity":
+        if len(args.dirs) % 2:
+            ap.error("give ORIG_DIR ANON_DIR pairs")
+        similarity(list(zip(args.dirs[::2], args.dirs[1::2])), args.seed)
+    else:
+        layers(args.target, args.sentences)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,204 @@
+"""kNN-VC (Baas et al. 2023) and a soft multi-target blend (VPC 2024 T9-style), with any content encoder.
+
+Each output frame is the mean of the values (vocoder features) of the ``k``
+target frames whose keys (content features) are nearest by cosine to the
+source frame's key; the vocoder turns the matched features into speech. Keys
+are one content-encoder layer (default: Whisper tiny.en layer 3 of 4, position-debiased,
+the best of the layers measured in BENCHMARKS.md), values HiFi-GAN universal log-mels.
+
+The target is drawn per utterance from the utterance rng (per speaker with
+``--level speaker``) among the targets of ``targets`` (a data directory or
+audio folder) or, by default, of the synthetic ``voices``. Matching sets are
+built once per (target, encoder, vocoder) and cached on disk
+(:mod:`.knnvc_targets`). Top-k search runs over blocks of source and target
+frames, so memory stays bounded (``query_block * key_block`` similarities)
+however long the input or large the matching set.
+
+``f0 = "source"`` keeps the source's intonation: the converted speech is
+re-synthesised with WORLD using the source's F0 contour shifted (in log) to the
+target's mean voiced F0; ``"matched"`` (default) keeps what the matched frames carry.
+
+``knnvc_blend`` draws ``n_targets`` targets and global weights from a
+Dirichlet, matches against each, and mixes the per-target outputs frame by
+frame with weights ``softmax(log w_t + s_t / temperature)``, where ``s_t`` is
+the mean top-k similarity of target ``t`` at that frame: frames are taken
+mostly from the target that has the best match for them, so the pseudo-voice is
+none of the targets but content stays as well matched as in plain kNN-VC.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from voxanon.anonymizers.base import Anonymizer, param
+from voxanon.anonymizers.knnvc_targets import MatchingSet, dir_sources, interpolate_frames, matching_set, tts_sources
+from voxanon.audio.io import resample
+from voxanon.errors import ConfigError
+
+#: synthetic target voices available on every installation and not used by the offline corpus
+#: (switch to kokoro voices once merged)
+DEFAULT_VOICES = ("piper", "flite:kal", "espeak-ng:en-us+klatt", "espeak-ng:en-gb+m3", "espeak-ng:en-us+john")
+F0_MODES = ("matched", "source")
+
+
+def knn_match(query: np.ndarray, keys: np.ndarray, values: np.ndarray, k: int, *,
+              query_block: int = 1024, key_block: int = 16384) -> tuple[np.ndarray, np.ndarray]:
+    """Mean of the values of the ``k`` keys most cosine-similar to each query, and the mean top-k similarity.
+
+    ``query (T, D)``, ``keys (N, D)`` unit-norm, ``values (N, F)``; returns ``(T, F)`` and ``(T,)``.
+    Memory is ``O(query_block * (key_block + k))`` whatever ``T`` and ``N``.
+    """
+    import torch
+
+    k = min(k, len(keys))
+    q_all = torch.nn.functional.normalize(torch.as_tensor(query, dtype=torch.float32), dim=1)
+    key_t, val_t = torch.as_tensor(keys), torch.as_tensor(values)
+    outs, sims = [], []
+    with torch.inference_mode():
+        for qs in range(0, len(q_all), query_block):
+            q = q_all[qs:qs + query_block]
+            best_s = torch.full((len(q), 0), -2.0)
+            best_i = torch.zeros((len(q), 0), dtype=torch.long)
+            for ks in range(0, len(key_t), key_block):
+                s, i = torch.topk(q @ key_t[ks:ks + key_block].T, min(k, len(key_t) - ks), dim=1)
+                best_s, pick = torch.topk(torch.cat([best_s, s], 1), min(k, best_s.shape[1] + s.shape[1]), dim=1)
+                best_i = torch.gather(torch.cat([best_i, i + ks], 1), 1, pick)
+            outs.append(val_t[best_i].mean(1))
+            sims.append(best_s.mean(1))
+    return torch.cat(outs).numpy(), torch.cat(sims).numpy()
+
+
+@dataclasses.dataclass(frozen=True)
+class KnnVcConfig:
+    """Parameters shared by the kNN-VC family."""
+
+    k: int = param(4, "number of nearest target frames averaged per output frame")
+    encoder: str = param("whisper-tiny:3", "content encoder spec (whisper-tiny[:layer], hf:<dir>[:layer], ...)")
+    vocoder: str = param("hifigan-universal", "HiFi-GAN vocoder spec (hifigan-universal or hifigan:<checkpoint>)")
+    targets: str = param("", "target speakers: a Kaldi data dir (per speaker) or audio folder (per subfolder); "
+                             "empty = the synthetic voices")
+    voices: tuple[str, ...] = param(DEFAULT_VOICES, "TTS voice specs of the default synthetic targets")
+    n_sentences: int = param(40, "shipped sentences each synthetic target reads")
+    trim_db: float = param(40.0, "target frames quieter than the loudest by more than this are dropped")
+    f0: str = param("matched", "matched (the target frames' pitch) or source (source contour at the target's mean)")
+    threads: int = param(0, "torch threads (0 = torch's default)")
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise ConfigError(f"parameter k must be >= 1, got {self.k}")
+        if self.f0 not in F0_MODES:
+            raise ConfigError(f"parameter f0: {self.f0!r} is not one of {', '.join(F0_MODES)}")
+        if not self.targets and not self.voices:
+            raise ConfigError("parameters targets and voices are both empty; give one of them")
+
+
+class KnnVc(Anonymizer):
+    """kNN-VC: every frame replaced by the mean of its k nearest target frames, then vocoded."""
+
+    name = "knnvc"
+    Config = KnnVcConfig
+    sample_rate = 16000
+    needs_model = True
+
+    def __init__(self, config: KnnVcConfig | None = None, **params) -> None:
+        super().__init__(config, **params)
+        self._models = None
+        self._targets: list[MatchingSet] | None = None
+
+    def models(self):
+        """(content encoder, vocoder), loaded on first use."""
+        if self._models is None:
+            from voxanon.models.content import load_content_encoder
+            from voxanon.models.vocoder import load_vocoder
+
+            self._models = (load_content_encoder(self.config.encoder),
+                            load_vocoder(self.config.vocoder, threads=self.config.threads))
+        return self._models
+
+    def targets(self) -> list[MatchingSet]:
+        """Matching sets of every target (from the cache after the first build)."""
+        if self._targets is None:
+            encoder, vocoder = self.models()
+            if self.config.targets:
+                sources = dir_sources(self.config.targets)
+            else:
+                from voxanon.data.synth.sentences import load_sentences
+
+                texts = [s.text for s in load_sentences()[: self.config.n_sentences]]
+                sources = tts_sources(self.config.voices, texts)
+            self._targets = [matching_set(s, encoder, vocoder, self.config.trim_db) for s in sources]
+        return self._targets
+
+    def query(self, wav: np.ndarray, sr: int) -> np.ndarray:
+        """Source keys at the vocoder's frame times (as many frames as the output needs)."""
+        encoder, vocoder = self.models()
+        n_out = int(round(len(wav) * vocoder.sample_rate / sr)) // vocoder.hop_length + 1
+        feats = encoder.encode(wav, sr)
+        return interpolate_frames(feats, encoder.frame_rate, n_out, vocoder.sample_rate / vocoder.hop_length)
+
+    def convert(self, query: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+        """Matched vocoder features and the target's mean log-F0."""
+        target = self.targets()[int(rng.integers(len(self.targets())))]
+        mel, _ = knn_match(query, target.keys, target.values, self.config.k)
+        return mel, target.log_f0_mean
+
+    def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+        if not np.any(wav):
+            return np.zeros(len(wav), dtype=np.float32), sr
+        mel, log_f0 = self.convert(self.query(wav, sr), rng)
+        vocoder = self.models()[1]
+        out = resample(vocoder.synthesize(mel), vocoder.sample_rate, sr)
+        if self.config.f0 == "source" and np.isfinite(log_f0):
+            out = transfer_f0(out, wav, sr, log_f0)
+        out = np.pad(out, (0, max(0, len(wav) - len(out))))[: len(wav)]
+        return out.astype(np.float32), sr
+
+
+def transfer_f0(converted: np.ndarray, source: np.ndarray, sr: int, target_log_f0: float) -> np.ndarray:
+    """``converted`` re-synthesised by WORLD with the source's voiced F0 shifted to mean ``target_log_f0``."""
+    from voxanon.dsp.world import analyze, estimate_f0, synthesize
+
+    n = min(len(converted), len(source))
+    feats = analyze(converted[:n], sr)
+    f0, _ = estimate_f0(source[:n].astype(np.float64), sr)
+    f0 = f0[: len(feats.f0)]
+    f0 = np.pad(f0, (0, len(feats.f0) - len(f0)))
+    voiced = f0 > 0
+    if voiced.any():
+        f0 = np.where(voiced, np.exp(np.log(np.where(voiced, f0, 1.0)) - np.log(f0[voiced]).mean() + target_log_f0),
+                      0.0)
+    return synthesize(feats.replace(f0=f0)).astype(np.float32)
+
+
+class KnnVcBlend(KnnVc):
+    """Soft blend of several kNN-VC targets with per-frame weights from match quality (T9-style)."""
+
+    name = "knnvc_blend"
+
+    @dataclasses.dataclass(frozen=True)
+    class Config(KnnVcConfig):
+        n_targets: int = param(3, "targets blended per utterance (drawn without replacement)")
+        concentration: float = param(1.0, "Dirichlet concentration of the global target weights")
+        temperature: float = param(0.05, "softmax temperature of the per-frame similarity weighting")
+
+        def __post_init__(self) -> None:
+            super().__post_init__()
+            if self.n_targets < 2:
+                raise ConfigError(f"parameter n_targets must be >= 2 for a blend, got {self.n_targets}")
+            if self.concentration <= 0 or self.temperature <= 0:
+                raise ConfigError("parameters concentration and temperature must be positive")
+
+    def convert(self, query: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+        targets = self.targets()
+        n = min(self.config.n_targets, len(targets))
+        chosen = rng.choice(len(targets), size=n, replace=False)
+        weights = rng.dirichlet(np.full(n, self.config.concentration))
+        mels, sims = zip(*(knn_match(query, targets[i].keys, targets[i].values, self.config.k) for i in chosen))
+        logits = np.log(weights + 1e-12)[:, None] + np.stack(sims) / self.config.temperature
+        w = np.exp(logits - logits.max(0))
+        w /= w.sum(0)
+        mel = np.einsum("tn,tnf->nf", w, np.stack(mels))
+        log_f0 = float(np.nansum(weights * np.array([targets[i].log_f0_mean for i in chosen])))
+        return mel.astype(np.float32), log_f0

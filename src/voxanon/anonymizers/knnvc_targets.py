@@ -1,0 +1,164 @@
+"""Matching sets of kNN-VC target speakers: built once, cached on disk by content hash.
+
+A matching set holds, for every silence-trimmed frame of a target speaker's
+speech, a *key* (content-encoder features, L2-normalised, interpolated to the
+vocoder's frame times) and a *value* (the vocoder's features of that frame:
+HiFi-GAN log-mels), plus the speaker's mean voiced log-F0 (for prosody
+transfer). Sources of target speech:
+
+- ``tts_sources(specs, n_sentences)``: synthetic voices from ``load_tts(spec)``
+  (any spec it knows: ``piper``, ``espeak-ng:<v>``, ``flite:<v>``, ``kokoro:<v>``),
+  each reading the same shipped sentences;
+- ``dir_sources(path)``: a Kaldi data directory (one target per speaker) or an
+  audio folder (one target per subfolder; a flat folder is one target).
+
+The cache file name is the sha256 of the source's identity (TTS spec and
+texts, or audio paths with sizes and modification times), the encoder, the
+vocoder and the trimming threshold, under ``$VOXANON_CACHE/knnvc`` (default
+``~/.cache/voxanon/knnvc``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from voxanon.atomic import atomic_open
+from voxanon.audio.io import load_audio, resample
+from voxanon.errors import DataError
+
+#: bump when the matching-set computation changes (invalidates caches)
+FORMAT_VERSION = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class TargetSource:
+    """How to get one target speaker's speech: an identity for the cache and a loader of (wav, sr) pairs."""
+
+    name: str
+    identity: tuple
+    load: Callable[[], Iterator[tuple[np.ndarray, int]]]
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchingSet:
+    """Keys ``(N, D)`` (unit norm), values ``(N, F)``, and the mean voiced log-F0 of one target."""
+
+    name: str
+    keys: np.ndarray
+    values: np.ndarray
+    log_f0_mean: float
+
+
+def cache_root() -> Path:
+    """``$VOXANON_CACHE/knnvc`` or ``~/.cache/voxanon/knnvc``."""
+    return Path(os.environ.get("VOXANON_CACHE") or Path.home() / ".cache" / "voxanon") / "knnvc"
+
+
+def tts_sources(specs: tuple[str, ...], texts: list[str]) -> list[TargetSource]:
+    """One target per TTS voice spec, each reading ``texts``."""
+
+    def loader(spec: str) -> Callable[[], Iterator[tuple[np.ndarray, int]]]:
+        def load() -> Iterator[tuple[np.ndarray, int]]:
+            from voxanon.models.tts import load_tts
+
+            voice = load_tts(spec)
+            for text in texts:
+                yield voice.synthesize(text)
+        return load
+
+    return [TargetSource(spec, ("tts", spec, tuple(texts)), loader(spec)) for spec in specs]
+
+
+def _file_sources(groups: dict[str, list[str]]) -> list[TargetSource]:
+    def loader(paths: list[str]) -> Callable[[], Iterator[tuple[np.ndarray, int]]]:
+        return lambda: (load_audio(p) for p in paths)
+
+    out = []
+    for name, paths in groups.items():
+        ident = []
+        for p in paths:
+            st = os.stat(p) if not p.rstrip().endswith("|") else None
+            ident.append((p, st.st_size if st else 0, st.st_mtime_ns if st else 0))
+        out.append(TargetSource(name, ("files", tuple(ident)), loader(paths)))
+    return out
+
+
+def dir_sources(path: str | os.PathLike) -> list[TargetSource]:
+    """Targets from a Kaldi data directory (per speaker) or an audio folder (per subfolder)."""
+    path = Path(path)
+    if (path / "wav.scp").is_file():
+        from voxanon.data.kaldi import read_data_dir
+
+        data = read_data_dir(path)
+        groups = {spk: [data.wav_scp[u] for u in utts] for spk, utts in data.spk2utt.items()}
+    else:
+        from voxanon.data.folder import scan_audio_folder
+
+        groups = {}
+        for utt, file in scan_audio_folder(path).items():
+            groups.setdefault(utt.rpartition("/")[0] or path.name, []).append(str(file))
+    if not groups:
+        raise DataError(f"targets={path}: no target speakers found")
+    return _file_sources(groups)
+
+
+def trim_mask(mel: np.ndarray, trim_db: float) -> np.ndarray:
+    """Frames whose energy (from natural-log mel magnitudes) is within ``trim_db`` of the loudest frame."""
+    energy = np.log(np.exp(mel).sum(axis=1) + 1e-12)
+    return energy >= energy.max() - trim_db / 20.0 * np.log(10.0)
+
+
+def interpolate_frames(feats: np.ndarray, src_rate: float, n_out: int, out_rate: float) -> np.ndarray:
+    """Linear interpolation of ``(T, D)`` frames at ``src_rate`` Hz onto ``n_out`` frames at ``out_rate`` Hz.
+
+    Frame ``i`` of either sequence is centred at ``(i + 0.5) / rate`` seconds.
+    """
+    pos = np.clip((np.arange(n_out) + 0.5) * src_rate / out_rate - 0.5, 0, len(feats) - 1)
+    lo = np.floor(pos).astype(int)
+    hi = np.minimum(lo + 1, len(feats) - 1)
+    w = (pos - lo)[:, None].astype(np.float32)
+    return feats[lo] * (1 - w) + feats[hi] * w
+
+
+def mean_log_f0(wav: np.ndarray, sr: int) -> float:
+    """Mean voiced log-F0 (DIO + StoneMask); NaN without voiced frames."""
+    from voxanon.dsp.world import estimate_f0
+
+    f0, _ = estimate_f0(np.asarray(wav, dtype=np.float64), sr)
+    voiced = f0[f0 > 0]
+    return float(np.log(voiced).mean()) if len(voiced) else float("nan")
+
+
+def compute_matching_set(source: TargetSource, encoder, vocoder, trim_db: float) -> MatchingSet:
+    """Keys, values and mean log-F0 of one target's speech (all of it encoded as one 16 kHz signal)."""
+    gap = np.zeros(1600, dtype=np.float32)
+    parts = [p for wav, sr in source.load() for p in (resample(np.asarray(wav, dtype=np.float32), sr, 16000), gap)]
+    wav = np.concatenate(parts) if parts else gap
+    if not np.any(wav):
+        raise DataError(f"target {source.name}: no speech (all audio silent or empty)")
+    mel = vocoder.analyze(wav, 16000)
+    feats = encoder.encode(wav, 16000)
+    keys = interpolate_frames(feats, encoder.frame_rate, len(mel), vocoder.sample_rate / vocoder.hop_length)
+    keep = trim_mask(mel, trim_db)
+    keys = keys[keep] / (np.linalg.norm(keys[keep], axis=1, keepdims=True) + 1e-8)
+    return MatchingSet(source.name, keys.astype(np.float32), mel[keep].astype(np.float32), mean_log_f0(wav, 16000))
+
+
+def matching_set(source: TargetSource, encoder, vocoder, trim_db: float = 40.0) -> MatchingSet:
+    """The cached matching set of ``source``, computing and storing it on first use."""
+    ident = json.dumps([FORMAT_VERSION, list(source.identity), encoder.name, vocoder.name, trim_db], default=str)
+    path = cache_root() / f"{hashlib.sha256(ident.encode()).hexdigest()}.npz"
+    if path.exists():
+        with np.load(path) as z:
+            return MatchingSet(source.name, z["keys"], z["values"], float(z["log_f0_mean"]))
+    ms = compute_matching_set(source, encoder, vocoder, trim_db)
+    with atomic_open(path) as fh:
+        np.savez(fh, keys=ms.keys, values=ms.values, log_f0_mean=ms.log_f0_mean)
+    return ms

