@@ -37,9 +37,10 @@ from voxanon.anonymizers.knnvc_targets import MatchingSet, dir_sources, interpol
 from voxanon.audio.io import resample
 from voxanon.errors import ConfigError
 
-#: synthetic target voices available on every installation and not used by the offline corpus
-#: (switch to kokoro voices once merged)
-DEFAULT_VOICES = ("piper", "flite:kal", "espeak-ng:en-us+klatt", "espeak-ng:en-gb+m3", "espeak-ng:en-us+john")
+#: Kokoro voices of the offline corpus's training side (seed 0): no dev/test speaker shares a base voice
+#: with them, so a target is never a relative of an evaluated speaker (5 female, 4 male)
+DEFAULT_VOICES = tuple(f"kokoro:{v}" for v in ("af_jessica", "af_kore", "af_nicole", "af_river", "bf_emma",
+                                              "am_echo", "am_liam", "am_michael", "bm_lewis"))
 F0_MODES = ("matched", "source")
 
 
