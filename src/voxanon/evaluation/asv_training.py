@@ -29,6 +29,7 @@ from torch import nn
 
 from voxanon.audio.io import AudioError, load_audio, resample
 from voxanon.data.kaldi import DataDir, DataError
+from voxanon.evaluation.embeddings import vpc_normalize
 from voxanon.metrics import compute_eer
 from voxanon.models.checkpoint import save_atomic
 from voxanon.models.speaker.ecapa import EcapaConfig, EcapaTdnn, save_ecapa
@@ -87,7 +88,7 @@ def split_utterances(data: DataDir, val_fraction: float, seed: int) -> tuple[lis
 
 
 def compute_features(data: DataDir, utts: list[str], fbank: Fbank, quiet: bool = False) -> dict[str, np.ndarray]:
-    """Normalised log-mel features (float16, frames × mels) of each utterance."""
+    """Log-mel features (float16, frames × mels) of each utterance, after :func:`vpc_normalize` (as at scoring)."""
     progress = Progress(len(utts), "features", quiet=quiet)
     feats = {}
     for utt in utts:
@@ -95,7 +96,7 @@ def compute_features(data: DataDir, utts: list[str], fbank: Fbank, quiet: bool =
             wav, sr = load_audio(data.wav_scp[utt])
         except AudioError as exc:
             raise AudioError(f"{data.path}: utterance {utt!r}: {exc}") from exc
-        wav = resample(wav, sr, fbank.cfg.sample_rate)
+        wav = resample(vpc_normalize(wav), sr, fbank.cfg.sample_rate)
         with torch.inference_mode():
             f, _ = fbank(torch.from_numpy(wav)[None])
         feats[utt] = f[0].numpy().astype(np.float16)
