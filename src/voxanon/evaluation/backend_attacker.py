@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from voxanon.data.kaldi import DataDir, DataError, read_data_dir
+from voxanon.data.kaldi import DataDir, DataError
 from voxanon.evaluation.embeddings import extract_embeddings
-from voxanon.metrics import compute_eer
+from voxanon.evaluation.dev_selection import as_data_dir, mean_gender_eer
 from voxanon.evaluation.privacy import TrialScores, check_trials, privacy_metrics
 from voxanon.models.speaker import SpeakerEncoder
 from voxanon.models.speaker.plda import BackendSettings, PldaBackend
@@ -31,10 +31,6 @@ class BackendTraining:
 
     backend: BackendSettings = BackendSettings()
     lda_dims: tuple[int, ...] = (50, 100, 150, 200)
-
-
-def _dirs(x) -> DataDir:
-    return x if isinstance(x, DataDir) else read_data_dir(x)
 
 
 def backend_trial_scores(enroll: DataDir, trial_dirs: list[DataDir], encoder: SpeakerEncoder,
@@ -63,18 +59,11 @@ def backend_trial_scores(enroll: DataDir, trial_dirs: list[DataDir], encoder: Sp
     return TrialScores(*(np.concatenate([getattr(p, f) for p in parts]) for f in TrialScores.__dataclass_fields__))
 
 
-def mean_gender_eer(trials: TrialScores) -> float:
-    """EER (%) per gender of the enrolled speaker, averaged (the VPC's summary number)."""
-    eers = [compute_eer(trials.score[sel & trials.target], trials.score[sel & ~trials.target]).eer
-            for sel in (trials.gender == g for g in np.unique(trials.gender))]
-    return float(np.mean(eers))
-
-
 def evaluate_backend(enroll, trial_dirs: list, encoder: SpeakerEncoder, backend: PldaBackend, *,
                      cache_dir=None, n_boot: int = 1000, quiet: bool = False) -> dict:
     """Privacy metrics (per gender, mean EER, fairness) of the back-end attacker on trial lists."""
-    enroll = _dirs(enroll)
-    tds = [_dirs(td) for td in trial_dirs]
+    enroll = as_data_dir(enroll)
+    tds = [as_data_dir(td) for td in trial_dirs]
     trials = backend_trial_scores(enroll, tds, encoder, backend, cache_dir=cache_dir, quiet=quiet)
     return {"encoder": f"{encoder.name}+{backend.settings.scoring}", "enroll": str(enroll.path),
             "trials": [str(td.path) for td in tds], **privacy_metrics(trials, n_boot=n_boot)}
@@ -97,12 +86,12 @@ def train_backend(train_dir, dev_enroll, dev_trials: list, encoder: SpeakerEncod
         A training set with fewer than two speakers or no more utterances than speakers.
     """
     del seed
-    train = _dirs(train_dir)
+    train = as_data_dir(train_dir)
     utts = sorted(train.utt2spk)
     emb = extract_embeddings(train, encoder, utts=utts, cache_dir=cache_dir, quiet=quiet)
     x = np.stack([emb[u] for u in utts])
     labels = np.array([train.utt2spk[u] for u in utts])
-    enroll, tds = _dirs(dev_enroll), [_dirs(t) for t in dev_trials]
+    enroll, tds = as_data_dir(dev_enroll), [as_data_dir(t) for t in dev_trials]
     log, best = [], None
     # candidates that clip to the same dimension (few speakers) are one candidate
     dims = dict.fromkeys(min(d, len(set(labels)) - 1, x.shape[1]) for d in settings.lda_dims)
