@@ -180,6 +180,29 @@ def _resumable(cfg: TrainConfig) -> dict:
     return {k: v for k, v in asdict(cfg).items() if k != "epochs"}
 
 
+def restore_training(last: Path, expected: dict, stateful: dict, rng: np.random.Generator, keys) -> dict:
+    """Resume from ``last``: check its ``expected`` entries, restore the state dicts of ``stateful``
+    (entry name -> object) and the numpy/torch RNGs, and return its entries ``keys``.
+
+    Raises
+    ------
+    DataError
+        An unreadable checkpoint, or one made with other data or settings.
+    """
+    try:
+        ckpt = torch.load(last, map_location="cpu", weights_only=False)
+        if any(ckpt.get(k) != v for k, v in expected.items()):
+            raise ValueError("it was made with other data or settings")
+        for name, obj in stateful.items():
+            obj.load_state_dict(ckpt[name])
+        rng.bit_generator.state = ckpt["numpy_rng"]
+        torch.set_rng_state(ckpt["torch_rng"])
+        return {k: ckpt[k] for k in keys}
+    except Exception as exc:
+        raise DataError(f"{last}: cannot resume ({type(exc).__name__}: {exc}); "
+                        "delete it to start over, or use another output directory") from exc
+
+
 def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig = TrainConfig(), *,
                    dev: tuple | None = None, device: str = "cpu", quiet: bool = False) -> dict:
     """Train (or resume) the attacker ECAPA on ``data``; returns the training summary.
@@ -226,20 +249,9 @@ def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig =
     state = {"epoch": 0, "best_eer": None, "history": []}
     last = out / "last.pt"
     if last.is_file():
-        try:
-            ckpt = torch.load(last, map_location="cpu", weights_only=False)
-            if ckpt["speakers"] != speakers or ckpt["val_utts"] != val_utts or ckpt["train_config"] != _resumable(cfg):
-                raise ValueError("it was made with other data or settings")
-            model.load_state_dict(ckpt["model"])
-            loss_fn.load_state_dict(ckpt["classifier"])
-            optimizer.load_state_dict(ckpt["optimizer"])
-            scheduler.load_state_dict(ckpt["scheduler"])
-            rng.bit_generator.state = ckpt["numpy_rng"]
-            torch.set_rng_state(ckpt["torch_rng"])
-            state = {k: ckpt[k] for k in state}
-        except Exception as exc:
-            raise DataError(f"{last}: cannot resume ({type(exc).__name__}: {exc}); "
-                            "delete it to start over, or use another output directory") from exc
+        state = restore_training(last, {"speakers": speakers, "val_utts": val_utts, "train_config": _resumable(cfg)},
+                                 {"model": model, "classifier": loss_fn, "optimizer": optimizer,
+                                  "scheduler": scheduler}, rng, state)
         if not quiet:
             print(f"resuming after epoch {state['epoch']} from {last}")
     train_feats = [feats[u] for u in train_utts]

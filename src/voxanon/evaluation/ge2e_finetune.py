@@ -31,7 +31,7 @@ from torch import nn
 
 from voxanon.audio.io import AudioError, load_audio, resample
 from voxanon.data.kaldi import DataDir, DataError
-from voxanon.evaluation.asv_training import AAMSoftmax
+from voxanon.evaluation.asv_training import AAMSoftmax, restore_training
 from voxanon.evaluation.dev_selection import as_data_dir, dev_eer
 from voxanon.evaluation.embeddings import vpc_normalize
 from voxanon.models.checkpoint import save_atomic
@@ -140,19 +140,8 @@ def train_ge2e(train_dir, dev_enroll, dev_trials: list, settings: FinetuneSettin
     state = {"epoch": 0, "best_eer": None, "history": []}
     last = out / "last.pt"
     if last.is_file():
-        try:
-            ckpt = torch.load(last, map_location="cpu", weights_only=False)
-            if ckpt["identity"] != identity:
-                raise ValueError("it was made with other data or settings")
-            model.load_state_dict(ckpt["model"])
-            loss_fn.load_state_dict(ckpt["loss"])
-            optimizer.load_state_dict(ckpt["optimizer"])
-            rng.bit_generator.state = ckpt["numpy_rng"]
-            torch.set_rng_state(ckpt["torch_rng"])
-            state = {k: ckpt[k] for k in state}
-        except Exception as exc:
-            raise DataError(f"{last}: cannot resume ({type(exc).__name__}: {exc}); "
-                            "delete it to start over, or use another output directory") from exc
+        state = restore_training(last, {"identity": identity},
+                                 {"model": model, "loss": loss_fn, "optimizer": optimizer}, rng, state)
     else:
         eer = dev_eer(encoder, *dev)
         state.update(best_eer=eer, history=[{"epoch": 0, "loss": None, "val_eer": eer}])
