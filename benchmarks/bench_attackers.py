@@ -43,6 +43,27 @@ def _summary(result: dict) -> dict:
             **{f"ci_{g}": [m["eer_ci"]["low"], m["eer_ci"]["high"]] for g, m in result["by_gender"].items()}}
 
 
+def sweep_speakers(dirs, dev, test, encoder, cache, out: Path, args) -> dict:
+    """Rung (a) trained on the first k training speakers (genders alternating), for each k: EER vs training size."""
+    from itertools import chain, zip_longest
+
+    from voxanon.data.kaldi import read_data_dir
+
+    train = read_data_dir(dirs["train"])
+    by_gender = [sorted(s for s in train.spk2utt if train.spk2gender.get(s) == g) for g in ("f", "m")]
+    speakers = [s for s in chain.from_iterable(zip_longest(*by_gender)) if s]
+    curve = []
+    for k in (int(v) for v in args.sweep_speakers.split(",")):
+        keep = set(speakers[:k])
+        sub = train.subset([u for u in sorted(train.utt2spk) if train.utt2spk[u] in keep])
+        path, log = train_backend(sub, *dev, encoder, out / f"a-plda-{k}", cache_dir=cache, quiet=True)
+        res = evaluate_backend(*test, encoder, PldaBackend.load(path), cache_dir=cache, n_boot=10, quiet=True)
+        curve.append({"speakers": k, "lda_dim": log[0]["lda_dim"], "dev_eer": min(e["val_eer"] for e in log),
+                      "test_eer": res["eer_mean"]})
+        print(f"    {k} speakers: dev {curve[-1]['dev_eer']:.2f} %, test {res['eer_mean']:.2f} %", flush=True)
+    return {"eer_mean": curve[-1]["test_eer"], "curve": curve}
+
+
 def run_condition(dirs: dict, out: Path, rungs: list[str], args) -> dict:
     """All requested rungs on one condition; returns {rung: {test EER summary, log}}."""
     cache = out / "cache"
@@ -79,6 +100,8 @@ def run_condition(dirs: dict, out: Path, rungs: list[str], args) -> dict:
                                    keep_scores=False)
             return {**_summary(res), "log": log}
         timed("b-finetune", rung_b)
+    if args.sweep_speakers:
+        timed("a-plda-sweep", lambda: sweep_speakers(dirs, dev, test, ge2e, cache, out, args))
     recipes = {"c-small": TrainConfig(model=EcapaConfig(), epochs=args.ecapa_epochs),
                "c-vpc": TrainConfig.vpc(epochs=args.ecapa_epochs, step_size=args.vpc_step_size)}
     for name, cfg in recipes.items():
@@ -103,6 +126,7 @@ def main() -> None:
     p.add_argument("--vpc-step-size", type=int, default=65000,
                    help="half cycle of the VPC recipe's cyclic LR in steps (VPC: 65000)")
     p.add_argument("--n-boot", type=int, default=200)
+    p.add_argument("--sweep-speakers", help="comma-separated training-speaker counts for a rung (a) size sweep")
     p.add_argument("--only", help="run only this condition")
     args = p.parse_args()
     torch.set_num_threads(2)
