@@ -99,3 +99,44 @@ def test_aam_margin_raises_loss():
     no_margin = AAMSoftmax(4, 3, 0.0, 30.0)
     no_margin.load_state_dict(with_margin.state_dict())
     assert with_margin(emb, labels) > no_margin(emb, labels)
+
+
+def test_vpc_recipe_settings():
+    cfg = TrainConfig.vpc()
+    assert cfg.model.channels == (512, 512, 512, 512, 1536)
+    assert (cfg.model.attention_channels, cfg.model.se_channels, cfg.model.padding_mode) == (128, 128, "reflect")
+    assert (cfg.batch_size, cfg.lr_min, cfg.lr_max, cfg.weight_decay, cfg.step_size) == (256, 1e-8, 1e-2, 2e-6, 65000)
+    assert EcapaConfig.full().channels[0] == 1024  # speechbrain's VoxCeleb model, not the VPC attacker
+    assert TrainConfig.vpc(step_size=7).step_size == 7
+
+
+def _trial_dirs(root, data):
+    """Enrollment (first 2 utterances per speaker) and one trial dir (the rest, every speaker x utterance)."""
+    from voxanon.data.kaldi import Trial, write_data_dir
+
+    spk2utt = data.spk2utt
+    gender = {s: "f" if int(s[1:]) % 2 else "m" for s in spk2utt}
+    enroll_utts = {u for s, us in spk2utt.items() for u in sorted(us)[:2]}
+    trial_utts = sorted(set(data.wav_scp) - enroll_utts)
+    sub = lambda utts: {u: data.wav_scp[u] for u in utts}  # noqa: E731
+    write_data_dir(DataDir(wav_scp=sub(enroll_utts), utt2spk={u: data.utt2spk[u] for u in enroll_utts},
+                           spk2gender=gender), root / "enroll")
+    trials = [Trial(s, u, data.utt2spk[u] == s) for s in sorted(spk2utt) for u in trial_utts]
+    write_data_dir(DataDir(wav_scp=sub(trial_utts), utt2spk={u: data.utt2spk[u] for u in trial_utts},
+                           spk2gender=gender, trials=trials), root / "trials")
+    return root / "enroll", root / "trials"
+
+
+def test_train_ecapa_selects_on_dev_trials(tmp_path):
+    from voxanon.evaluation.asv_training import train_ecapa
+    from voxanon.evaluation.dev_selection import dev_eer
+
+    train = make_corpus(tmp_path / "train", n_spk=4, n_utt=4, dur=0.6)
+    dev = make_corpus(tmp_path / "dev", n_spk=4, n_utt=4, dur=0.6)
+    enroll, trials = _trial_dirs(tmp_path, dev)
+    cfg = TrainConfig(model=TINY, epochs=2, batch_size=8, chunk_seconds=0.5, val_fraction=0.25)
+    best, log = train_ecapa(train, enroll, [trials], cfg, tmp_path / "out", seed=3, quiet=True)
+    assert [h["epoch"] for h in log] == [1, 2] and all({"loss", "val_eer"} <= set(h) for h in log)
+    chosen = torch.load(best, weights_only=True)
+    assert chosen["val_eer"] == min(h["val_eer"] for h in log)
+    assert dev_eer(load_encoder(f"ecapa:{best}"), enroll, [trials]) == pytest.approx(chosen["val_eer"], abs=1e-6)

@@ -17,10 +17,15 @@ from voxanon.evaluation.results import PrivacyResult, from_dict, to_dict
 from voxanon.models.speaker import SpeakerEncoder
 
 SCALE = 0.1
+FLOOR = 1e-4
 
 
 class CodeEncoder(SpeakerEncoder):
-    """Test double: the first samples of the audio *are* the embedding (times SCALE); counts work done."""
+    """Test double: samples 1..dim of the audio *are* the embedding (up to scale); counts work done.
+
+    The audio around them is a small non-zero floor, so the trimming of digital
+    silence before embedding keeps them in place; peak normalisation only scales them.
+    """
 
     sample_rate = 16000
     dim = 4
@@ -33,7 +38,7 @@ class CodeEncoder(SpeakerEncoder):
             raise RuntimeError("simulated crash")
         self.calls += 1
         self.embedded += len(wavs)
-        return np.stack([w[: self.dim] / SCALE for w in wavs]).astype(np.float32)
+        return np.stack([w[1:1 + self.dim] / SCALE for w in wavs]).astype(np.float32)
 
 
 def _write(root, name, utt_vecs, utt2spk, spk2gender, trials=()):
@@ -43,8 +48,8 @@ def _write(root, name, utt_vecs, utt2spk, spk2gender, trials=()):
     wav_scp = {}
     for utt, vec in utt_vecs.items():
         path = d / "wav" / f"{utt}.wav"
-        sig = np.zeros(1600, dtype=np.float32)
-        sig[:4] = np.asarray(vec, dtype=np.float32) * SCALE
+        sig = np.full(1600, FLOOR, dtype=np.float32)
+        sig[1:5] = np.asarray(vec, dtype=np.float32) * SCALE
         sf.write(path, sig, 16000, subtype="FLOAT")
         wav_scp[utt] = str(path)
     spks = set(utt2spk.values())
@@ -182,3 +187,33 @@ def test_scenarios(corpus, tmp_path):
     with pytest.raises(ValueError, match="checkpoint"):
         run_scenarios(["AA-semi"], orig_enroll=enroll, orig_trials=[tf], anon_enroll=enroll,
                       anon_trials=[tf], pretrained=CodeEncoder(), quiet=True)
+
+
+def test_vpc_normalize_trims_digital_silence_and_peak_normalises():
+    from voxanon.evaluation.embeddings import vpc_normalize
+
+    wav = np.array([0, 0, 0.1, -0.2, 0, 0.05, 0, 0], dtype=np.float32)
+    np.testing.assert_allclose(vpc_normalize(wav), [0.5, -1.0, 0, 0.25])
+    np.testing.assert_array_equal(vpc_normalize(np.zeros(5)), np.zeros(5))
+
+
+def test_zero_padded_louder_copy_embeds_like_the_original(tmp_path):
+    class SumEncoder(SpeakerEncoder):
+        """Test double whose embedding depends on length and level: (sum |w|, length)."""
+
+        name, sample_rate, dim = "sum-v1", 16000, 2
+
+        def embed(self, wavs, sr):
+            return np.array([[np.abs(w).sum(), len(w)] for w in wavs], dtype=np.float32)
+
+    rng = np.random.default_rng(0)
+    speech = (0.1 * rng.standard_normal(800)).astype(np.float32)
+    padded = np.concatenate([np.zeros(300), 3 * speech, np.zeros(500)]).astype(np.float32)
+    wav_scp = {}
+    for utt, sig in (("a", speech), ("b", padded)):
+        sf.write(tmp_path / f"{utt}.wav", sig, 16000, subtype="FLOAT")
+        wav_scp[utt] = str(tmp_path / f"{utt}.wav")
+    data = DataDir(wav_scp=wav_scp, utt2spk={"a": "s", "b": "s"})
+    out = extract_embeddings(data, SumEncoder(), cache_dir=tmp_path / "cache", quiet=True)
+    np.testing.assert_allclose(out["a"], out["b"], rtol=1e-5)
+    assert out["a"][1] == 800

@@ -22,6 +22,15 @@ def test_first_minimum_wins_on_ties():
     assert (result.eer, result.threshold) == (50.0, 1.0)
 
 
+def test_exact_tie_of_gap_with_different_eers_keeps_lowest_threshold():
+    # targets [1, 3], non-targets [0, 2, 2, 4]: t=1: FRR 1/2, FAR 3/4 (gap 1/4, EER 62.5);
+    # t=2: FRR 1/2, FAR 1/4 (gap 1/4, EER 37.5). The lower threshold wins, in any input order.
+    for target, nontarget in (([1, 3], [0, 2, 2, 4]), ([3, 1], [4, 2, 0, 2])):
+        result = compute_eer(target, nontarget)
+        assert (result.eer, result.threshold) == (62.5, 1.0)
+    assert speechbrain_eer(np.array([1.0, 3.0]), np.array([0.0, 2.0, 2.0, 4.0])) == (62.5, 1.0)
+
+
 @given(score_pairs)
 def test_matches_literal_speechbrain_sweep(pair):
     target, nontarget = pair

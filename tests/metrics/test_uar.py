@@ -18,12 +18,22 @@ def test_unweighted_unlike_accuracy():
     assert result.uar == 50.0
 
 
-def test_predicted_only_label_is_in_matrix_but_not_in_average():
-    result = uar(["a", "b"], ["a", "x"], labels=["x", "b", "a"])
-    assert result.labels == ("x", "b", "a")
-    assert result.per_class_recall == {"b": 0.0, "a": 100.0}
-    assert result.uar == 50.0
-    np.testing.assert_array_equal(result.confusion, [[0, 0, 0], [1, 0, 0], [0, 0, 1]])
+def test_predicted_only_label_counts_with_recall_zero_as_sklearn_macro_recall():
+    result = uar(["a", "b"], ["a", "x"], labels=["x", "b", "a", "unused"])
+    assert result.labels == ("x", "b", "a", "unused")
+    assert result.per_class_recall == {"x": 0.0, "b": 0.0, "a": 100.0}
+    assert result.uar == pytest.approx(100 / 3)
+    np.testing.assert_array_equal(result.confusion, [[0, 0, 0, 0], [1, 0, 0, 0], [0, 0, 1, 0], [0, 0, 0, 0]])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_matches_sklearn_macro_recall(seed):
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(seed)
+    y_true = list(rng.choice(["ang", "hap", "neu"], 40))
+    y_pred = list(rng.choice(["ang", "hap", "neu", "sad"], 40))
+    expected = 100 * sklearn_metrics.recall_score(y_true, y_pred, average="macro", zero_division=0)
+    assert uar(y_true, y_pred).uar == pytest.approx(expected)
 
 
 def test_invalid_inputs():

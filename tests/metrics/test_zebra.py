@@ -35,12 +35,26 @@ def test_perfect_separation():
     assert result.tag == "A"
 
 
-def test_no_information_means_zero_disclosure():
-    # equal class sizes: Laplace pseudo-trials keep the pooled posterior at the prior
+def test_no_information_means_zero_disclosure_but_kit_tag_a():
+    # equal class sizes: Laplace pseudo-trials keep the pooled posterior at the prior,
+    # so every LLR is 0; the kit's monotonicity ramp (i * 1e-6 / N nats) makes the
+    # worst case (N - 1) / N * 1e-6 nats, above machine epsilon: tag "A", as the kit says
     result = zebra(np.zeros(50), np.zeros(50))
     assert result.expected_bits == 0.0
-    assert result.worst_case_log10 == 0.0
-    assert result.tag == "0"
+    assert result.worst_case_log10 == pytest.approx(99 / 100 * 1e-6 / np.log(10), rel=1e-9)
+    assert result.tag == "A"
+
+
+def test_kit_epsilon_moves_a_boundary_value_up_a_category():
+    # Laplace PAV with 1 target above 9 non-targets... choose counts so the top block's
+    # plain |LLR| is exactly ln 10 (log10 = 1, the A/B boundary): with the ramp it is above
+    # 1 and the tag is "B", as in the kit (plain PAV would say "A").
+    # Top block: 1 real target + 1 pseudo-target vs 1 pseudo-non-target -> posterior odds 2;
+    # prior odds n_t / n_n = 1 / 5 -> LLR = ln 10.
+    result = zebra([10.0], [0.0, 1.0, 2.0, 3.0, 4.0])
+    assert result.worst_case_log10 > 1.0
+    assert result.worst_case_log10 == pytest.approx(1.0, abs=1e-6)
+    assert result.tag == "B"
 
 
 def test_more_separation_discloses_more():

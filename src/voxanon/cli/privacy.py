@@ -72,20 +72,35 @@ def run_privacy(args: argparse.Namespace) -> int:
 
 def run_train(args: argparse.Namespace) -> int:
     from voxanon.evaluation.asv_training import TrainConfig, train_attacker
+    from voxanon.evaluation.dev_selection import as_data_dir
     from voxanon.models.speaker.ecapa import EcapaConfig
 
-    model = EcapaConfig.full(padding_mode="zeros") if args.full else EcapaConfig()
+    if args.recipe == "vpc":
+        cfg = TrainConfig.vpc()
+    else:
+        cfg = TrainConfig(model=EcapaConfig.full(padding_mode="zeros") if args.full else EcapaConfig())
+    model = cfg.model
     if args.channels:
         model = replace(model, channels=(args.channels,) * 4 + (3 * args.channels,))
     if args.embedding_dim:
         model = replace(model, embedding_dim=args.embedding_dim)
     if args.attention_channels:
         model = replace(model, attention_channels=args.attention_channels)
-    cfg = TrainConfig(model=model, epochs=args.epochs, batch_size=args.batch_size, chunk_seconds=args.chunk_seconds,
-                      lr_max=args.lr_max, seed=args.seed)
+    overrides = {k: v for k, v in (("epochs", args.epochs), ("batch_size", args.batch_size),
+                                   ("chunk_seconds", args.chunk_seconds), ("lr_min", args.lr_min),
+                                   ("lr_max", args.lr_max), ("weight_decay", args.weight_decay),
+                                   ("step_size", args.step_size), ("cycle_epochs", args.cycle_epochs))
+                 if v is not None}
+    if args.cycle_epochs is not None and args.step_size is None:
+        overrides["step_size"] = None
+    cfg = replace(cfg, model=model, seed=args.seed, **overrides)
+    if bool(args.dev_enroll) != bool(args.dev_trials):
+        print("error: --dev-enroll and --dev-trials go together", file=sys.stderr)
+        return 2
     try:
-        summary = train_attacker(read_data_dir(args.data_dir), args.out_dir, cfg, device=_device(args.device),
-                                 quiet=args.quiet)
+        dev = (as_data_dir(args.dev_enroll), [as_data_dir(t) for t in args.dev_trials]) if args.dev_enroll else None
+        summary = train_attacker(read_data_dir(args.data_dir), args.out_dir, cfg, dev=dev,
+                                 device=_device(args.device), quiet=args.quiet)
     except _ERRORS as exc:
         raise _as_error(exc) from None
     print(f"best validation EER {summary['best_eer']:.2f} %; attacker model: {Path(args.out_dir) / 'best.pt'}")
@@ -134,11 +149,23 @@ def register(commands) -> None:
     t = attacker.add_parser("train", help="train an ECAPA-TDNN on a (anonymized) training data dir")
     t.add_argument("data_dir")
     t.add_argument("out_dir")
-    t.add_argument("--epochs", type=int, default=10)
-    t.add_argument("--batch-size", type=int, default=32)
-    t.add_argument("--chunk-seconds", type=float, default=3.0)
-    t.add_argument("--lr-max", type=float, default=2e-3)
-    t.add_argument("--full", action="store_true", help="the 1024-channel VPC/speechbrain size instead of the small one")
+    t.add_argument("--recipe", choices=("small", "vpc"), default="small",
+                   help="small: 128/384-channel ECAPA, batch 32, cyclic LR 1e-5..2e-3 over 2 epochs (default); "
+                        "vpc: the VPC 2024 attacker recipe, ECAPA 512/1536, attention 128, SE 128, reflect padding, "
+                        "batch 256, cyclic LR 1e-8..1e-2 (half cycle 65000 steps), weight decay 2e-6")
+    t.add_argument("--dev-enroll", help="dev enrollment data dir: select the epoch on dev trials (with --dev-trials)")
+    t.add_argument("--dev-trials", nargs="+", help="dev trial data dirs (trials_f, trials_m)")
+    t.add_argument("--epochs", type=int, help="default 10")
+    t.add_argument("--batch-size", type=int, help="default 32 (vpc: 256)")
+    t.add_argument("--chunk-seconds", type=float, help="default 3.0")
+    t.add_argument("--lr-min", type=float, help="default 1e-5 (vpc: 1e-8)")
+    t.add_argument("--lr-max", type=float, help="default 2e-3 (vpc: 1e-2)")
+    t.add_argument("--weight-decay", type=float, help="default 2e-5 (vpc: 2e-6)")
+    t.add_argument("--step-size", type=int, help="optimizer steps from lr-min to lr-max (vpc: 65000)")
+    t.add_argument("--cycle-epochs", type=float, help="cyclic LR period in epochs, instead of --step-size (default 2)")
+    t.add_argument("--full", action="store_true",
+                   help="with --recipe small: speechbrain's VoxCeleb ECAPA size (1024/3072 channels; "
+                        "larger than the VPC attacker)")
     t.add_argument("--channels", type=int, help="channels of the TDNN and SE-Res2Net layers (MFA gets 3x)")
     t.add_argument("--embedding-dim", type=int)
     t.add_argument("--attention-channels", type=int)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -29,16 +29,24 @@ from torch import nn
 
 from voxanon.audio.io import AudioError, load_audio, resample
 from voxanon.data.kaldi import DataDir, DataError
+from voxanon.evaluation.dev_selection import as_data_dir, dev_eer
+from voxanon.evaluation.embeddings import vpc_normalize
 from voxanon.metrics import compute_eer
 from voxanon.models.checkpoint import save_atomic
-from voxanon.models.speaker.ecapa import EcapaConfig, EcapaTdnn, save_ecapa
+from voxanon.models.speaker.ecapa import EcapaConfig, EcapaEncoder, EcapaTdnn, save_ecapa
 from voxanon.models.fbank import Fbank
 from voxanon.progress import Progress
 
 
 @dataclass
 class TrainConfig:
-    """Training settings; ``model`` is the ECAPA architecture."""
+    """Training settings; ``model`` is the ECAPA architecture.
+
+    The defaults are the small attacker; :meth:`vpc` is the VPC 2024 recipe.
+    The cyclic learning rate rises from ``lr_min`` to ``lr_max`` in
+    ``step_size`` optimizer steps when that is set, else in half of
+    ``cycle_epochs`` epochs.
+    """
 
     model: EcapaConfig = field(default_factory=EcapaConfig)
     epochs: int = 10
@@ -50,9 +58,26 @@ class TrainConfig:
     lr_min: float = 1e-5
     lr_max: float = 2e-3
     cycle_epochs: float = 2.0
+    step_size: int | None = None
     weight_decay: float = 2e-5
     val_fraction: float = 0.1
     seed: int = 0
+
+    @classmethod
+    def vpc(cls, **overrides) -> "TrainConfig":
+        """The VPC 2024 semi-informed attacker recipe (``train_ecapa_tdnn_small.yaml``).
+
+        ECAPA 512/1536 (:meth:`EcapaConfig.vpc`), batch 256, 3 s chunks, AAM softmax
+        (margin 0.2, scale 30), Adam with weight decay 2e-6, triangular cyclic LR from
+        1e-8 to 1e-2 with a half cycle of 65 000 steps, 10 epochs. On train-clean-360
+        (about 104 000 utterances, 400 steps per epoch) the LR only climbs to about
+        6e-4 in those 10 epochs; on a corpus of a few hundred utterances (one step per
+        epoch) it stays near 1e-8 and nothing is learnt, so pass ``step_size`` (or
+        ``cycle_epochs``) scaled to the corpus and say so with the numbers.
+        """
+        base = dict(model=EcapaConfig.vpc(), epochs=10, batch_size=256, lr_min=1e-8, lr_max=1e-2,
+                    step_size=65000, weight_decay=2e-6)
+        return cls(**{**base, **overrides})
 
 
 class AAMSoftmax(nn.Module):
@@ -87,7 +112,7 @@ def split_utterances(data: DataDir, val_fraction: float, seed: int) -> tuple[lis
 
 
 def compute_features(data: DataDir, utts: list[str], fbank: Fbank, quiet: bool = False) -> dict[str, np.ndarray]:
-    """Normalised log-mel features (float16, frames × mels) of each utterance."""
+    """Log-mel features (float16, frames × mels) of each utterance, after :func:`vpc_normalize` (as at scoring)."""
     progress = Progress(len(utts), "features", quiet=quiet)
     feats = {}
     for utt in utts:
@@ -95,7 +120,7 @@ def compute_features(data: DataDir, utts: list[str], fbank: Fbank, quiet: bool =
             wav, sr = load_audio(data.wav_scp[utt])
         except AudioError as exc:
             raise AudioError(f"{data.path}: utterance {utt!r}: {exc}") from exc
-        wav = resample(wav, sr, fbank.cfg.sample_rate)
+        wav = resample(vpc_normalize(wav), sr, fbank.cfg.sample_rate)
         with torch.inference_mode():
             f, _ = fbank(torch.from_numpy(wav)[None])
         feats[utt] = f[0].numpy().astype(np.float16)
@@ -155,9 +180,37 @@ def _resumable(cfg: TrainConfig) -> dict:
     return {k: v for k, v in asdict(cfg).items() if k != "epochs"}
 
 
+def restore_training(last: Path, expected: dict, stateful: dict, rng: np.random.Generator, keys) -> dict:
+    """Resume from ``last``: check its ``expected`` entries, restore the state dicts of ``stateful``
+    (entry name -> object) and the numpy/torch RNGs, and return its entries ``keys``.
+
+    Raises
+    ------
+    DataError
+        An unreadable checkpoint, or one made with other data or settings.
+    """
+    try:
+        ckpt = torch.load(last, map_location="cpu", weights_only=False)
+        if any(ckpt.get(k) != v for k, v in expected.items()):
+            raise ValueError("it was made with other data or settings")
+        for name, obj in stateful.items():
+            obj.load_state_dict(ckpt[name])
+        rng.bit_generator.state = ckpt["numpy_rng"]
+        torch.set_rng_state(ckpt["torch_rng"])
+        return {k: ckpt[k] for k in keys}
+    except Exception as exc:
+        raise DataError(f"{last}: cannot resume ({type(exc).__name__}: {exc}); "
+                        "delete it to start over, or use another output directory") from exc
+
+
 def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig = TrainConfig(), *,
-                   device: str = "cpu", quiet: bool = False) -> dict:
+                   dev: tuple | None = None, device: str = "cpu", quiet: bool = False) -> dict:
     """Train (or resume) the attacker ECAPA on ``data``; returns the training summary.
+
+    ``dev`` = (enrollment dir, [trial dirs]): the epoch's validation EER is then
+    the mean per-gender EER on those dev trials (as the VPC selects), else on
+    the held-out training utterances (:func:`validation_eer`). ``best.pt`` is
+    the epoch with the lowest validation EER.
 
     Raises
     ------
@@ -189,26 +242,16 @@ def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig =
     optimizer = torch.optim.Adam(params, lr=cfg.lr_min, weight_decay=cfg.weight_decay)
     steps_per_epoch = math.ceil(len(train_utts) * cfg.chunks_per_utt / cfg.batch_size)
     scheduler = torch.optim.lr_scheduler.CyclicLR(
-        optimizer, cfg.lr_min, cfg.lr_max, step_size_up=max(1, int(cfg.cycle_epochs * steps_per_epoch / 2)),
+        optimizer, cfg.lr_min, cfg.lr_max,
+        step_size_up=cfg.step_size or max(1, int(cfg.cycle_epochs * steps_per_epoch / 2)),
         cycle_momentum=False)
     rng = np.random.default_rng(cfg.seed)
     state = {"epoch": 0, "best_eer": None, "history": []}
     last = out / "last.pt"
     if last.is_file():
-        try:
-            ckpt = torch.load(last, map_location="cpu", weights_only=False)
-            if ckpt["speakers"] != speakers or ckpt["val_utts"] != val_utts or ckpt["train_config"] != _resumable(cfg):
-                raise ValueError("it was made with other data or settings")
-            model.load_state_dict(ckpt["model"])
-            loss_fn.load_state_dict(ckpt["classifier"])
-            optimizer.load_state_dict(ckpt["optimizer"])
-            scheduler.load_state_dict(ckpt["scheduler"])
-            rng.bit_generator.state = ckpt["numpy_rng"]
-            torch.set_rng_state(ckpt["torch_rng"])
-            state = {k: ckpt[k] for k in state}
-        except Exception as exc:
-            raise DataError(f"{last}: cannot resume ({type(exc).__name__}: {exc}); "
-                            "delete it to start over, or use another output directory") from exc
+        state = restore_training(last, {"speakers": speakers, "val_utts": val_utts, "train_config": _resumable(cfg)},
+                                 {"model": model, "classifier": loss_fn, "optimizer": optimizer,
+                                  "scheduler": scheduler}, rng, state)
         if not quiet:
             print(f"resuming after epoch {state['epoch']} from {last}")
     train_feats = [feats[u] for u in train_utts]
@@ -235,7 +278,11 @@ def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig =
             progress.desc = f"epoch {epoch}/{cfg.epochs} loss {total / (step + 1):.3f}"
             progress.update(audio_seconds=len(idx) * cfg.chunk_seconds)
         progress.close()
-        eer = validation_eer(model, val_feats, val_labels, ref_feats, ref_labels, device)
+        if dev is None:
+            eer = validation_eer(model, val_feats, val_labels, ref_feats, ref_labels, device)
+        else:
+            model.eval()
+            eer = dev_eer(EcapaEncoder(model, name=f"training-epoch-{epoch}", device=device), *dev)
         state["history"].append({"epoch": epoch, "loss": total / steps_per_epoch, "val_eer": eer,
                                  "lr": scheduler.get_last_lr()[0]})
         if state["best_eer"] is None or eer < state["best_eer"]:
@@ -251,3 +298,16 @@ def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig =
                   f"(best {state['best_eer']:.2f} %)")
     return {"out_dir": str(out), "speakers": len(speakers), "train_utts": len(train_utts),
             "val_utts": len(val_utts), "short_utts_tiled": short, **state}
+
+
+def train_ecapa(train_dir, dev_enroll, dev_trials: list, settings: TrainConfig, out_dir: str | os.PathLike, *,
+                seed: int = 0, device: str = "cpu", quiet: bool = False) -> tuple[Path, list[dict]]:
+    """Rung (c) of the attacker ladder: ECAPA-TDNN from scratch, selected on the dev trials.
+
+    Returns ``OUT/best.pt`` (usable as ``ecapa:OUT/best.pt``) and the training log
+    (per epoch: ``epoch``, ``loss``, ``val_eer`` on dev, ``lr``).
+    """
+    summary = train_attacker(as_data_dir(train_dir), out_dir, replace(settings, seed=seed),
+                             dev=(as_data_dir(dev_enroll), [as_data_dir(t) for t in dev_trials]),
+                             device=device, quiet=quiet)
+    return Path(out_dir) / "best.pt", summary["history"]

@@ -14,6 +14,16 @@ of the weights, so a retrained attacker never reuses stale embeddings.
 
 Each batch is written as soon as it is computed (atomically), so a crashed run
 resumes where it stopped and a rerun with other metrics computes nothing.
+
+Preprocessing
+-------------
+Before embedding, every waveform goes through :func:`vpc_normalize`, as the
+VPC 2024 extraction does (``normalize_wave`` then ``np.trim_zeros``): leading
+and trailing digital silence (exact zeros) is cut and the level normalised.
+The VPC normalises loudness to -30 LUFS and then divides by the peak; both are
+gains, so the result is the peak-normalised waveform, which is what this does
+without a loudness meter. The cache directory name carries
+:data:`PREPROCESSING`, so embeddings made without it are never reused.
 """
 
 from __future__ import annotations
@@ -30,6 +40,23 @@ from voxanon.audio.io import AudioError, load_audio
 from voxanon.data.kaldi import DataDir
 from voxanon.models.speaker import SpeakerEncoder
 from voxanon.progress import Progress
+
+
+#: tag of the preprocessing in the cache path; change it whenever :func:`vpc_normalize` changes
+PREPROCESSING = "trim0-peak"
+
+
+def vpc_normalize(wav: np.ndarray) -> np.ndarray:
+    """Cut leading/trailing exact zeros and scale to peak 1 (see the module docstring).
+
+    An all-zero waveform is returned unchanged (the encoder decides what it makes of it).
+    """
+    wav = np.asarray(wav, dtype=np.float32)
+    nonzero = np.flatnonzero(wav)
+    if nonzero.size == 0:
+        return wav
+    wav = wav[nonzero[0]:nonzero[-1] + 1]
+    return wav / np.abs(wav).max()
 
 
 def _hash_file(path: str, h) -> None:
@@ -61,7 +88,7 @@ class EmbeddingCache:
     """One ``.npy`` file per (encoder, audio content); writes are atomic."""
 
     def __init__(self, root: str | os.PathLike, encoder_name: str) -> None:
-        self.root = Path(root) / encoder_name
+        self.root = Path(root) / f"{encoder_name}+{PREPROCESSING}"
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.npy"
@@ -132,7 +159,7 @@ def extract_embeddings(
                 wav, sr = load_audio(data.wav_scp[utt])
             except AudioError as exc:
                 raise AudioError(f"{data.path}: utterance {utt!r}: {exc}") from exc
-            wavs.append(wav)
+            wavs.append(vpc_normalize(wav))
             rates.append(sr)
         for sr in sorted(set(rates)):
             idx = [i for i, r in enumerate(rates) if r == sr]

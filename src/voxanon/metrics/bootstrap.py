@@ -113,7 +113,8 @@ def wer_ci(result: WERResult, n_boot: int = 1000, seed: int = 0, alpha: float = 
 def uar_ci(y_true, y_pred, n_boot: int = 1000, seed: int = 0, alpha: float = 0.05) -> ConfidenceInterval:
     """Bootstrap interval of the UAR (percent) resampling utterances.
 
-    Within a replicate the recall is averaged over the classes present in it.
+    Within a replicate the recall is averaged over the labels that occur in
+    its true or predicted labels (as :func:`voxanon.metrics.uar`).
 
     Parameters
     ----------
@@ -124,11 +125,12 @@ def uar_ci(y_true, y_pred, n_boot: int = 1000, seed: int = 0, alpha: float = 0.0
     """
     labels, true_index, pred_index = label_indices(y_true, y_pred)
     one_hot = np.eye(len(labels))[true_index]
+    predicted = np.eye(len(labels))[pred_index]
     hits = one_hot * (true_index == pred_index)[:, None]
     chunks = []
     for counts in _resample_counts(true_index.size, n_boot, np.random.default_rng(seed)):
         support = counts @ one_hot
-        with np.errstate(invalid="ignore"):
-            recall = (counts @ hits) / support
-        chunks.append(100.0 * np.nanmean(recall, axis=1))
+        occurs = (support + counts @ predicted) > 0
+        recall = np.where(occurs, (counts @ hits) / np.maximum(support, 1), 0.0)
+        chunks.append(100.0 * recall.sum(axis=1) / occurs.sum(axis=1))
     return _interval(uar(y_true, y_pred).uar, np.concatenate(chunks), alpha, n_boot)

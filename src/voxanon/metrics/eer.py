@@ -11,6 +11,13 @@ as the lower score, which precedes it in the sweep, so the sweep over distinct
 scores alone returns the same EER and threshold. Here |FAR - FRR| is compared
 exactly in integer arithmetic (speechbrain uses float32, which can only differ
 on near ties).
+
+Ties. When several thresholds give exactly the same |FAR - FRR| (possible when
+a threshold crosses tied target and non-target scores at once, and their
+(FAR + FRR) / 2 can then differ), the *lowest* of them is kept: the first
+minimum of the ascending sweep, as ``torch.argmin`` in speechbrain returns.
+The comparison is exact, so the choice does not depend on platform, score
+order or float rounding.
 """
 
 from dataclasses import dataclass
@@ -54,7 +61,7 @@ def eer_from_counts(values: np.ndarray, n_target: np.ndarray, n_nontarget: np.nd
     false_alarms = total_nontarget - np.cumsum(n_nontarget, dtype=np.int64)
     # |FAR - FRR| scaled by total_target * total_nontarget: exact integers.
     gap = np.abs(false_alarms * total_target - misses * total_nontarget)
-    best = int(np.argmin(gap))
+    best = int(np.argmin(gap))  # first (lowest-threshold) minimum on exact ties, see module docstring
     frr = misses[best] / total_target
     far = false_alarms[best] / total_nontarget
     return EERResult(eer=float(50.0 * (far + frr)), threshold=float(values[best]))

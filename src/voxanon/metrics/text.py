@@ -7,10 +7,15 @@ _SPACES = re.compile(r"\s+")
 
 
 def normalize_vpc(text: str) -> str:
-    """Normalise a transcript the way the VPC 2024 ASR evaluation does.
+    """Put a transcript into the form of the VPC's LibriSpeech references.
 
-    Upper-cases the text, removes the punctuation marks ``, ! ? .`` and
-    collapses runs of whitespace (apostrophes are kept, as in LibriSpeech).
+    The VPC 2024 ASR evaluation itself normalises nothing: it scores its
+    recogniser's output against LibriSpeech references that are already
+    upper-case and unpunctuated (apostrophes kept). This function brings other
+    text (punctuating recognisers, sentence-case prompts) into that form:
+    upper-case, the marks ``, ! ? .`` removed, runs of whitespace collapsed.
+    On text already in that form it changes nothing, so the VPC's own numbers
+    are unchanged by it.
 
     Examples
     --------

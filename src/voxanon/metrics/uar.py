@@ -13,10 +13,10 @@ class UARResult:
     Attributes
     ----------
     uar : float
-        Mean of the per-class recalls, in percent, over classes that occur in
-        ``y_true``.
+        Mean of the per-class recalls, in percent, over the labels that occur
+        in ``y_true`` or ``y_pred`` (a label only ever predicted has recall 0).
     per_class_recall : dict
-        Recall (percent) of each label that occurs in ``y_true``.
+        Recall (percent) of each label that occurs in ``y_true`` or ``y_pred``.
     confusion : ndarray of int
         ``confusion[i, j]`` counts samples of true ``labels[i]`` predicted as
         ``labels[j]``.
@@ -50,22 +50,26 @@ def label_indices(y_true, y_pred, labels=None) -> tuple[tuple, np.ndarray, np.nd
 def uar(y_true: Sequence, y_pred: Sequence, labels: Sequence | None = None) -> UARResult:
     """Unweighted average recall (macro-averaged recall) of a classifier.
 
-    UAR = (1/K) * sum_k TP_k / N_k over the K classes present in ``y_true``;
-    it is the VPC's emotion-preservation metric (chance level = 100/K %).
+    UAR = (1/K) * sum_k TP_k / N_k over the K labels that occur in ``y_true``
+    or ``y_pred``, a label never true counting with recall 0. This is
+    scikit-learn's ``recall_score(average="macro")`` without ``labels``, which
+    the VPC 2024 emotion evaluation calls; a classifier that predicts a class
+    absent from the test set is penalised for it. Chance level = 100/K %.
 
     Parameters
     ----------
     y_true, y_pred : sequence of hashable
         True and predicted labels.
     labels : sequence, optional
-        Label order of the confusion matrix (default: sorted union).
+        Label order of the confusion matrix (default: sorted union). Labels
+        listed here that occur in neither sequence do not enter the average.
     """
     labels, true_index, pred_index = label_indices(y_true, y_pred, labels)
     k = len(labels)
     confusion = np.bincount(true_index * k + pred_index, minlength=k * k).reshape(k, k)
     support = confusion.sum(axis=1)
-    present = np.flatnonzero(support)
-    recall = 100.0 * np.diag(confusion)[present] / support[present]
+    present = np.flatnonzero(support + confusion.sum(axis=0))
+    recall = 100.0 * np.diag(confusion)[present] / np.maximum(support[present], 1)
     return UARResult(
         uar=float(recall.mean()),
         per_class_recall={labels[i]: float(r) for i, r in zip(present, recall)},

@@ -11,6 +11,9 @@ from voxanon.metrics.pav import pav_llrs
 # after the ENFSI verbal scale; above the last bound the tag is "F".
 _TAG_BOUNDS = ((np.finfo(float).eps, "0"), (1.0, "A"), (2.0, "B"), (4.0, "C"), (5.0, "D"), (6.0, "E"))
 
+#: the VPC kit's ``monotonicity_epsilon`` (natural-log LLR units), see :func:`_kit_worst_case`
+MONOTONICITY_EPSILON = 1e-6
+
 
 @dataclass(frozen=True)
 class ZebraResult:
@@ -64,6 +67,25 @@ def tag_disclosure(worst_case_log10: float) -> str:
     return "F"
 
 
+def _kit_worst_case(groups, llrs: np.ndarray) -> float:
+    """max |LLR| (natural log) with the VPC kit's monotonicity ramp added to the PAV LLRs.
+
+    The kit's ``optimal_llr`` adds ``i * 1e-6 / N`` to the LLR of the i-th of
+    the N trials in ascending score order, so its worst case (and the tag
+    derived from it) differs from the plain PAV maximum by up to 1e-6 nats:
+    enough to move a value that sits on a category boundary, and to turn the
+    no-information case (all LLRs 0) into tag "A", as in the kit. Within a
+    group of tied scores the LLR is one value; its trials take the positions
+    from the group's first to its last.
+    """
+    sizes = groups.n_target + groups.n_nontarget
+    n = int(sizes.sum())
+    last = np.cumsum(sizes) - 1
+    first = last - sizes + 1
+    step = MONOTONICITY_EPSILON / n
+    return float(np.maximum(np.abs(llrs + first * step), np.abs(llrs + last * step)).max())
+
+
 def zebra(target_scores, nontarget_scores) -> ZebraResult:
     """ZEBRA expected and worst-case privacy disclosure of verification scores.
 
@@ -72,7 +94,9 @@ def zebra(target_scores, nontarget_scores) -> ZebraResult:
     uninformative LLR 0 and the ECE of these LLRs, integrated over the prior
     probability of a target (uniform on [0, 1]), in bits. The worst case is
     the largest |LLR| (base 10) after PAV with Laplace pseudo-trials, which
-    keeps it finite.
+    keeps it finite; as in the VPC kit it includes the kit's monotonicity
+    ramp of at most 1e-6 nats (see :func:`_kit_worst_case`), so the tag agrees
+    with the kit's at category boundaries.
 
     Parameters
     ----------
@@ -91,5 +115,5 @@ def zebra(target_scores, nontarget_scores) -> ZebraResult:
     target_gain = np.average(_ece_gain(llrs[has_target]), weights=groups.n_target[has_target])
     nontarget_gain = np.average(_ece_gain(-llrs[has_nontarget]), weights=groups.n_nontarget[has_nontarget])
     expected = (target_gain + nontarget_gain) / np.log(2.0)
-    worst = float(np.abs(pav_llrs(groups, laplace=True)).max() / np.log(10.0))
+    worst = _kit_worst_case(groups, pav_llrs(groups, laplace=True)) / np.log(10.0)
     return ZebraResult(expected_bits=float(expected), worst_case_log10=worst, tag=tag_disclosure(worst))

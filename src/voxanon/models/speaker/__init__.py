@@ -4,6 +4,8 @@ Specs
 -----
 ``ge2e``
     The GE2E LSTM whose weights ship inside the ``resemblyzer`` wheel (offline).
+``ge2e:<checkpoint.pt>``
+    That LSTM fine-tuned with :func:`voxanon.evaluation.ge2e_finetune.train_ge2e`.
 ``ecapa:<checkpoint.pt>``
     An ECAPA-TDNN trained with ``voxanon attacker train``.
 ``speechbrain:<embedding_model.ckpt>``
@@ -22,10 +24,10 @@ __all__ = ["EncoderError", "SpeakerEncoder", "file_digest", "load_encoder"]
 def load_encoder(spec: str, device: str = "cpu") -> SpeakerEncoder:
     """Build the encoder named by ``spec`` (see the module docstring) on ``device``."""
     kind, _, arg = spec.partition(":")
-    if kind == "ge2e" and not arg:
+    if kind == "ge2e":
         from voxanon.models.speaker.ge2e import GE2EEncoder
 
-        return GE2EEncoder(device=device)
+        return GE2EEncoder(device=device, weights=arg or None)
     if kind in ("ecapa", "speechbrain") and arg:
         if not os.path.isfile(arg):
             raise EncoderError(f"{kind} checkpoint not found: {arg}")
@@ -37,6 +39,6 @@ def load_encoder(spec: str, device: str = "cpu") -> SpeakerEncoder:
 
         return load_speechbrain_ecapa(arg, device=device)
     raise EncoderError(
-        f"unknown speaker encoder spec {spec!r}: use 'ge2e', 'ecapa:<checkpoint.pt>' "
+        f"unknown speaker encoder spec {spec!r}: use 'ge2e', 'ge2e:<checkpoint.pt>', 'ecapa:<checkpoint.pt>' "
         "or 'speechbrain:<embedding_model.ckpt>'"
     )

@@ -26,7 +26,11 @@ from voxanon.models.speaker.base import EncoderError, SpeakerEncoder, file_diges
 
 @dataclass(frozen=True)
 class EcapaConfig:
-    """Architecture; the defaults are the small attacker model, :meth:`full` the 1024-channel one."""
+    """Architecture; the defaults are the small attacker model.
+
+    :meth:`vpc` is the VPC 2024 semi-informed attacker (512/1536 channels),
+    :meth:`full` speechbrain's VoxCeleb model (1024/3072 channels).
+    """
 
     n_mels: int = 80
     channels: tuple[int, ...] = (128, 128, 128, 128, 384)
@@ -46,6 +50,14 @@ class EcapaConfig:
             raise ValueError(f"SE-Res2Net channels must be divisible by res2net_scale={self.res2net_scale}")
         if self.padding_mode not in ("zeros", "reflect"):
             raise ValueError(f"padding_mode must be 'zeros' or 'reflect', not {self.padding_mode!r}")
+
+    @classmethod
+    def vpc(cls, **overrides) -> "EcapaConfig":
+        """The VPC 2024 attacker (``train_ecapa_tdnn_small.yaml``): 512 channels, 1536 before pooling,
+        attention 128, SE 128, 192-d, reflect padding (speechbrain's ``ECAPA_TDNN`` default)."""
+        base = dict(channels=(512, 512, 512, 512, 1536), attention_channels=128, se_channels=128,
+                    padding_mode="reflect")
+        return cls(**{**base, **overrides})
 
     @classmethod
     def full(cls, **overrides) -> "EcapaConfig":

@@ -23,39 +23,59 @@ _CHUNK = 256
 
 
 class GE2EEncoder(SpeakerEncoder):
-    """resemblyzer's pretrained GE2E model (256-d, 16 kHz)."""
+    """resemblyzer's GE2E model (256-d, 16 kHz): the bundled pretrained weights, or a fine-tuned checkpoint.
+
+    Parameters
+    ----------
+    weights : path, optional
+        A checkpoint in resemblyzer's format (``{"model_state": ...}``), e.g. the
+        ``best.pt`` of :func:`voxanon.evaluation.ge2e_finetune.train_ge2e`.
+    model : resemblyzer.VoiceEncoder, optional
+        Use this (training) model as it is; the encoder is then named ``name``.
+    """
 
     sample_rate = 16000
     dim = 256
 
-    def __init__(self, device: str = "cpu") -> None:
+    def __init__(self, device: str = "cpu", weights: str | Path | None = None, model=None,
+                 name: str = "ge2e-training") -> None:
         try:
             import resemblyzer
             from resemblyzer import audio as ge2e_audio
         except ImportError as exc:
             raise EncoderError(f"the 'ge2e' encoder needs resemblyzer and webrtcvad: {exc}") from exc
-        weights = Path(resemblyzer.__file__).resolve().parent / "pretrained.pt"
-        if not weights.is_file():
-            raise EncoderError(f"resemblyzer's bundled weights are missing: {weights}")
         self._audio = ge2e_audio
-        self._model = resemblyzer.VoiceEncoder(device=device, verbose=False)
-        self._model.eval()
         self.device = device
-        self.name = f"ge2e-{file_digest(weights)}"
+        if model is not None:
+            self._model, self.name = model, name
+            return
+        path = Path(weights) if weights else Path(resemblyzer.__file__).resolve().parent / "pretrained.pt"
+        if not path.is_file():
+            raise EncoderError(f"GE2E weights not found: {path}")
+        try:
+            self._model = resemblyzer.VoiceEncoder(device=device, verbose=False, weights_fpath=path)
+        except Exception as exc:  # torch raises many types for truncated or foreign files
+            raise EncoderError(f"{path}: not a usable GE2E checkpoint ({type(exc).__name__}: {exc})") from exc
+        self._model.eval()
+        self.name = f"ge2e-{file_digest(path)}"
 
-    def _preprocess(self, wav: np.ndarray) -> np.ndarray:
+    def preprocess(self, wav: np.ndarray) -> np.ndarray:
         """Volume normalisation and silence trimming; keeps the untrimmed audio if VAD finds no speech."""
         wav = self._audio.normalize_volume(wav.astype(np.float64), self._audio.audio_norm_target_dBFS,
                                            increase_only=True) if np.any(wav) else wav
         trimmed = self._audio.trim_long_silences(np.clip(wav, -1.0, 1.0))
         return (trimmed if len(trimmed) >= self.sample_rate // 2 else wav).astype(np.float32)
 
+    def mel(self, wav: np.ndarray) -> np.ndarray:
+        """Log-mel frames (n_frames, 40) of a preprocessed 16 kHz waveform, as the model takes them."""
+        return self._audio.wav_to_mel_spectrogram(wav)
+
     def _partials(self, wav: np.ndarray) -> np.ndarray:
         """Mel spectrograms of the utterance's partials, shape (n_partials, 160, 40)."""
         wav_slices, mel_slices = self._model.compute_partial_slices(len(wav), _RATE, _MIN_COVERAGE)
         if wav_slices[-1].stop >= len(wav):
             wav = np.pad(wav, (0, wav_slices[-1].stop - len(wav)))
-        mel = self._audio.wav_to_mel_spectrogram(wav)
+        mel = self.mel(wav)
         return np.stack([mel[s] for s in mel_slices])
 
     def embed(self, wavs: list[np.ndarray], sr: int) -> np.ndarray:
@@ -65,11 +85,12 @@ class GE2EEncoder(SpeakerEncoder):
         parts, owner = [], []
         for i, wav in enumerate(wavs):
             check_waveform(np.asarray(wav), f"utterance {i} of the batch")
-            p = self._partials(self._preprocess(resample(np.asarray(wav, dtype=np.float32), sr, self.sample_rate)))
+            p = self._partials(self.preprocess(resample(np.asarray(wav, dtype=np.float32), sr, self.sample_rate)))
             parts.append(p)
             owner.extend([i] * len(p))
         mels = np.concatenate(parts)
         out = []
+        self._model.eval()
         with torch.inference_mode():
             for start in range(0, len(mels), _CHUNK):
                 batch = torch.from_numpy(mels[start:start + _CHUNK]).to(self.device)

@@ -1,0 +1,184 @@
+"""Rung (b) of the attacker ladder: the pretrained GE2E encoder fine-tuned on (anonymized) speech.
+
+Each utterance is preprocessed as at scoring (:func:`vpc_normalize`, then the
+encoder's own volume normalisation and silence trimming) and turned into
+log-mel frames once. A step draws ``N`` speakers and ``M`` utterances of each,
+one random 1.6 s partial per utterance (shorter ones tiled), and minimises
+
+* ``loss="ge2e"``: the generalised end-to-end softmax loss (Wan et al., 2018):
+  scaled cosine (``w cos + b``, ``w`` kept positive) of each embedding to every
+  speaker centroid, the own centroid excluding the embedding itself; or
+* ``loss="aam"``: additive angular margin softmax over the training speakers
+  (margin 0.2, scale 30, as the ECAPA attacker).
+
+Adam with a small learning rate; after every epoch the dev EER (mean over
+genders, cosine scoring of the VPC trials) is measured and the best epoch kept
+as ``OUT/best.pt`` in resemblyzer's format (``ge2e:OUT/best.pt``).
+``OUT/last.pt`` holds everything needed to resume, rewritten atomically.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from voxanon.audio.io import AudioError, load_audio, resample
+from voxanon.data.kaldi import DataDir, DataError
+from voxanon.evaluation.asv_training import AAMSoftmax, restore_training
+from voxanon.evaluation.dev_selection import as_data_dir, dev_eer
+from voxanon.evaluation.embeddings import vpc_normalize
+from voxanon.models.checkpoint import save_atomic
+from voxanon.models.speaker.ge2e import GE2EEncoder
+from voxanon.progress import Progress
+
+#: frames of one partial (1.6 s at 10 ms), as the pretrained model was trained and is used
+PARTIAL_FRAMES = 160
+
+
+@dataclass(frozen=True)
+class FinetuneSettings:
+    """Fine-tuning settings; ``speakers_per_batch`` is clipped to the number of training speakers."""
+
+    epochs: int = 10
+    speakers_per_batch: int = 16
+    utterances_per_speaker: int = 4
+    #: optimizer steps per epoch; default: every utterance drawn about twice
+    steps_per_epoch: int | None = None
+    lr: float = 1e-5
+    loss: str = "ge2e"
+
+    def __post_init__(self) -> None:
+        if self.loss not in ("ge2e", "aam"):
+            raise ValueError(f"loss must be 'ge2e' or 'aam', not {self.loss!r}")
+        if self.utterances_per_speaker < 2:
+            raise ValueError("utterances_per_speaker must be at least 2 (GE2E centroids exclude the utterance)")
+
+
+class GE2ELoss(nn.Module):
+    """Generalised end-to-end softmax loss over an ``(N, M, D)`` batch of unit embeddings."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.tensor(10.0))
+        self.b = nn.Parameter(torch.tensor(-5.0))
+
+    def forward(self, emb: torch.Tensor) -> torch.Tensor:
+        n, m, _ = emb.shape
+        sums = emb.sum(dim=1)                                            # (N, D)
+        centroids = F.normalize(sums / m, dim=-1)
+        own = F.normalize((sums[:, None, :] - emb) / (m - 1), dim=-1)    # (N, M, D), excluding itself
+        cos = torch.einsum("nmd,kd->nmk", emb, centroids)
+        eye = torch.eye(n, dtype=torch.bool, device=emb.device)[:, None, :].expand(n, m, n)
+        cos = torch.where(eye, (emb * own).sum(-1, keepdim=True).expand(n, m, n), cos)
+        logits = self.w.clamp(min=1e-6) * cos + self.b
+        labels = torch.arange(n, device=emb.device).repeat_interleave(m)
+        return F.cross_entropy(logits.reshape(n * m, n), labels)
+
+
+def utterance_mels(data: DataDir, encoder: GE2EEncoder, quiet: bool = False) -> dict[str, np.ndarray]:
+    """Log-mel frames of every utterance, preprocessed as the encoder does at scoring."""
+    progress = Progress(len(data.wav_scp), "GE2E features", quiet=quiet)
+    mels = {}
+    for utt in sorted(data.wav_scp):
+        try:
+            wav, sr = load_audio(data.wav_scp[utt])
+        except AudioError as exc:
+            raise AudioError(f"{data.path}: utterance {utt!r}: {exc}") from exc
+        wav = encoder.preprocess(resample(vpc_normalize(wav), sr, encoder.sample_rate))
+        mels[utt] = encoder.mel(wav).astype(np.float32)
+        progress.update(audio_seconds=len(wav) / encoder.sample_rate)
+    progress.close()
+    return mels
+
+
+def _partial(mel: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    if len(mel) < PARTIAL_FRAMES:
+        mel = np.tile(mel, (math.ceil(PARTIAL_FRAMES / len(mel)), 1))
+    start = rng.integers(0, len(mel) - PARTIAL_FRAMES + 1)
+    return mel[start:start + PARTIAL_FRAMES]
+
+
+def train_ge2e(train_dir, dev_enroll, dev_trials: list, settings: FinetuneSettings, out_dir: str | os.PathLike, *,
+               seed: int = 0, device: str = "cpu", quiet: bool = False) -> tuple[Path, list[dict]]:
+    """Fine-tune the pretrained GE2E on ``train_dir`` (or resume); returns ``OUT/best.pt`` and the log.
+
+    The log has one entry per epoch (``epoch``, ``loss``, ``val_eer`` on dev),
+    preceded by epoch 0: the pretrained model's dev EER, which is kept as
+    ``best.pt`` when no epoch beats it.
+
+    Raises
+    ------
+    DataError
+        Fewer than two training speakers, or a resume checkpoint made with other data or settings.
+    """
+    train = as_data_dir(train_dir)
+    dev = (as_data_dir(dev_enroll), [as_data_dir(t) for t in dev_trials])
+    speakers = sorted(train.spk2utt)
+    if len(speakers) < 2:
+        raise DataError(f"{train.path}: fine-tuning needs at least two speakers, found {len(speakers)}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    encoder = GE2EEncoder(device=device)
+    model = encoder._model
+    n = min(settings.speakers_per_batch, len(speakers))
+    m = settings.utterances_per_speaker
+    steps = settings.steps_per_epoch or max(1, math.ceil(2 * len(train.utt2spk) / (n * m)))
+    loss_fn = (GE2ELoss() if settings.loss == "ge2e"
+               else AAMSoftmax(encoder.dim, len(speakers), margin=0.2, scale=30.0)).to(device)
+    optimizer = torch.optim.Adam(list(model.parameters()) + list(loss_fn.parameters()), lr=settings.lr)
+    rng = np.random.default_rng(seed)
+    torch.manual_seed(seed)
+    identity = {"settings": {k: v for k, v in asdict(settings).items() if k != "epochs"}, "speakers": speakers,
+                "seed": seed}
+    state = {"epoch": 0, "best_eer": None, "history": []}
+    last = out / "last.pt"
+    if last.is_file():
+        state = restore_training(last, {"identity": identity},
+                                 {"model": model, "loss": loss_fn, "optimizer": optimizer}, rng, state)
+    else:
+        eer = dev_eer(encoder, *dev)
+        state.update(best_eer=eer, history=[{"epoch": 0, "loss": None, "val_eer": eer}])
+        save_atomic({"model_state": model.state_dict(), "epoch": 0, "val_eer": eer}, out / "best.pt")
+        if not quiet:
+            print(f"pretrained GE2E: dev EER {eer:.2f} %")
+    mels = utterance_mels(train, encoder, quiet=quiet) if state["epoch"] < settings.epochs else {}
+    spk_utts = [train.spk2utt[s] for s in speakers]
+    for epoch in range(state["epoch"] + 1, settings.epochs + 1):
+        model.train()
+        total = 0.0
+        progress = Progress(steps, f"epoch {epoch}/{settings.epochs}", quiet=quiet)
+        for _ in range(steps):
+            chosen = rng.choice(len(speakers), n, replace=False)
+            batch = [_partial(mels[u], rng) for k in chosen
+                     for u in rng.choice(spk_utts[k], m, replace=len(spk_utts[k]) < m)]
+            emb = model(torch.from_numpy(np.stack(batch)).to(device))
+            if settings.loss == "ge2e":
+                loss = loss_fn(emb.reshape(n, m, -1))
+            else:
+                loss = loss_fn(emb, torch.from_numpy(np.repeat(chosen, m)).to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 3.0)
+            optimizer.step()
+            total += loss.item()
+            progress.update()
+        progress.close()
+        eer = dev_eer(encoder, *dev)
+        state["history"].append({"epoch": epoch, "loss": total / steps, "val_eer": eer})
+        if eer < state["best_eer"]:
+            state["best_eer"] = eer
+            save_atomic({"model_state": model.state_dict(), "epoch": epoch, "val_eer": eer}, out / "best.pt")
+        state["epoch"] = epoch
+        save_atomic({"model": model.state_dict(), "loss": loss_fn.state_dict(), "optimizer": optimizer.state_dict(),
+                     "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
+                     "identity": identity, **state}, last)
+        if not quiet:
+            print(f"epoch {epoch}: loss {total / steps:.3f}, dev EER {eer:.2f} % (best {state['best_eer']:.2f} %)")
+    return out / "best.pt", state["history"]
