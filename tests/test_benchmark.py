@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 from pathlib import Path
@@ -11,7 +12,9 @@ import pytest
 from voxanon.data.kaldi import DataDir, DataError, write_data_dir
 from voxanon.evaluation.results import (AsrResult, DetPoints, EerInterval, Fairness, Interval, PrivacyResult,
                                         SerResult, VerificationMetrics, Zebra, to_dict)
+from voxanon.evaluation.scenarios import overstatement, strongest_attacker
 from voxanon.pipelines.benchmark import StageCache, System, default_systems, parse_system
+from voxanon.pipelines.benchmark_report import overstatement_sentence, summary_table
 from voxanon.pipelines.layout import find_layout
 from voxanon.pipelines.results import (ORIGINAL, SCHEMA_VERSION, BenchmarkResults, DataInfo, Primary, Ranking,
                                        RunInfo, SystemRecord, load_results, rank, save_results, summary_rows)
@@ -117,8 +120,9 @@ def _ser(uar):
 
 def _results(with_ser=True):
     def system(method, eer_f, eer_m, wer, uar):
-        results = {("privacy", "AA-semi", "test"): _privacy(eer_f, eer_m),
-                   ("privacy", "OO" if method is None else "AA-lazy", "test"): _privacy(1, 2),
+        # the original row has OO; on anonymized speech the lazy attacker is weaker than the semi-informed one here
+        pretrained, p = ("OO", _privacy(1, 2)) if method is None else ("AA-lazy", _privacy(eer_f + 10, eer_m + 10))
+        results = {("privacy", "AA-semi", "test"): _privacy(eer_f, eer_m), ("privacy", pretrained, "test"): p,
                    ("wer", "test"): _wer(wer)}
         if with_ser:
             results[("ser",)] = _ser(uar)
@@ -137,8 +141,9 @@ def _results(with_ser=True):
 def test_summary_and_ranking_follow_vpc_categories():
     rows = summary_rows(_results())
     by = {r.system: r for r in rows}
-    assert by["a"].eer == 41.0 and by["a"].wer == 6.0
+    assert by["a"].eer == 41.0 and by["a"].wer == 6.0 and by["a"].attacker == "AA-semi"
     assert by[ORIGINAL].eer_lazy == 1.5  # original row: lazy-informed equals OO
+    assert (by[ORIGINAL].attacker, by[ORIGINAL].eer, by[ORIGINAL].eer_semi) == ("OO", 1.5, 5.0)
     ranking = rank(rows)
     cats = {n: s.category for n, s in ranking.systems.items()}
     assert cats == {ORIGINAL: 0, "a": 40, "b": 30, "c": 30}
@@ -147,7 +152,7 @@ def test_summary_and_ranking_follow_vpc_categories():
     assert ranking.systems["b"].uar_rank == 1
     assert "c" not in ranking.pareto["privacy_vs_wer"]  # dominated by b (more private? no: a) and b
     assert set(ranking.pareto["privacy_vs_wer"]) == {ORIGINAL, "a", "b"}
-    assert ranking.systems["a"].d_eer == pytest.approx(100 * (41 - 5) / 5)
+    assert ranking.systems["a"].d_eer == pytest.approx(100 * (41 - 1.5) / 1.5)  # against the original's OO
 
 
 def test_ranking_without_uar_ranks_on_wer_only():
@@ -184,3 +189,64 @@ def test_malformed_results_name_the_field(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps(data))
     with pytest.raises(DataError, match=r"systems\.a\.wer\.test.*'wer'"):
         load_results(tmp_path / "results.json")
+
+
+def test_strongest_attacker_is_the_lowest_eer_and_ties_go_to_the_attacker_that_knows_less():
+    assert strongest_attacker({"OA": 40.0, "AA-lazy": 12.0, "AA-semi": 20.0, "AA-backend": None}) == ("AA-lazy", 12.0)
+    # exactly equal EERs: the ladder order (OO, OA, AA-lazy, AA-backend, AA-finetuned, AA-semi) decides,
+    # whatever the dict order
+    assert strongest_attacker({"AA-semi": 5.0, "AA-backend": 5.0, "OA": 9.0}) == ("AA-backend", 5.0)
+    assert strongest_attacker({"AA-backend": 5.0, "AA-semi": 5.0}) == ("AA-backend", 5.0)
+    assert strongest_attacker({"zz": 3.0, "my-attack": 3.0, "AA-semi": 3.0}) == ("AA-semi", 3.0)
+    assert strongest_attacker({"zz": 3.0, "my-attack": 3.0}) == ("my-attack", 3.0)
+    assert strongest_attacker({"AA-semi": None}) is None
+    assert overstatement({"OA": 40.0, "AA-lazy": 12.0, "AA-semi": 21.3}) == pytest.approx(
+        {"OA": 28.0, "AA-semi": 9.3})
+
+
+def _with_rung(results, system, scenario, eer_f, eer_m):
+    rec = results.systems[system]
+    rec = dataclasses.replace(rec, results={**rec.results, ("privacy", scenario, "test"): _privacy(eer_f, eer_m)})
+    return dataclasses.replace(results, systems={**results.systems, system: rec})
+
+
+def test_the_strongest_attacker_sets_the_headline_and_the_category():
+    # system a: AA-semi says 41 % (category 40); the back-end rung breaks it at 15 % (category 10)
+    results = _with_rung(_results(), "a", "AA-backend", 14.0, 16.0)
+    by = {r.system: r for r in summary_rows(results)}
+    assert (by["a"].attacker, by["a"].eer, by["a"].eer_f, by["a"].eer_m) == ("AA-backend", 15.0, 14.0, 16.0)
+    assert by["a"].eer_semi == 41.0 and by["a"].eer_lazy == 51.0  # the VPC column stays
+    assert rank(list(by.values())).systems["a"].category == 10
+    sentence = overstatement_sentence(by["a"])
+    assert "AA semi-informed (a)" in sentence and "by 26.0 points" in sentence and "by 36.0 points" in sentence
+
+
+def test_summary_csv_and_cli_table_lead_with_the_strongest_attacker(tmp_path, monkeypatch, capsys):
+    from voxanon.cli import benchmark as cli_benchmark
+    from voxanon.pipelines import benchmark as pipeline
+
+    results = _with_rung(_results(), "a", "AA-backend", 14.0, 16.0)
+    results = dataclasses.replace(results, ranking=rank(summary_rows(results)))
+    rows = summary_table(results)
+    assert list(rows[0])[:8] == ["system", "attacker", "eer", "eer_f", "eer_m", "eer_semi", "eer_lazy",
+                                 "eer_ignorant"]
+    a = next(r for r in rows if r["system"] == "a")
+    assert (a["attacker"], a["eer"], a["eer_semi"], a["eer_AA-backend"], a["category"]) == (
+        "AA-backend", 15.0, 41.0, 15.0, 10)
+
+    class FakeBenchmark:
+        def __init__(self, **kwargs):
+            pass
+
+        def run(self):
+            return results
+
+    monkeypatch.setattr(pipeline, "Benchmark", FakeBenchmark)
+    args = argparse.Namespace(quick=True, profile="quick", systems=["original", "a"], out=str(tmp_path), data=None,
+                              seed=0, jobs=1, asr="x", encoder="ge2e", quiet=True)
+    cli_benchmark.run(args)
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("system"))
+    assert header.split()[:4] == ["system", "strongest", "attacker", "EER"]
+    row_a = next(line for line in lines if line.startswith("a "))
+    assert row_a.split()[1:3] == ["AA-backend", "15.00"] and row_a.split()[-1] == ">=10"

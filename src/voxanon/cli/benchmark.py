@@ -32,9 +32,10 @@ def run(args: argparse.Namespace) -> int:
     results = bench.run()
     out = Path(args.out).resolve()
     rank = results.ranking.systems
-    rows = [[r.system, r.eer, r.eer_lazy, r.wer, r.uar,
+    rows = [[r.system, r.attacker or "-", r.eer, r.eer_semi, r.eer_lazy, r.wer, r.uar,
              category(rank[r.system].category if r.system in rank else None)] for r in summary_rows(results)]
-    print("\n" + format_table(["system", "EER semi %", "EER lazy %", "WER %", "UAR %", "category"], rows))
+    print("\n" + format_table(["system", "strongest attacker", "EER %", "EER VPC semi %", "EER lazy %", "WER %",
+                                "UAR %", "category"], rows))
     if results.errors:
         print(f"\n{len(results.errors)} system(s) had errors; see {out / 'results.json'}")
     print(f"\nreport: {out / 'report.html'}\nresults: {out / 'results.json'}, {out / 'summary.csv'}, "

@@ -33,5 +33,43 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario(AA_LAZY, "AA lazy-informed", "anon", "anon", "pretrained", "aa_lazy"),
     Scenario(AA_SEMI, "AA semi-informed", "anon", "anon", "retrained", "aa_semi"),
 )}
-#: the VPC ranking metric
+#: the VPC ranking metric (rung c of the attacker ladder); reports show it beside the strongest attacker
 PRIMARY_SCENARIO = AA_SEMI
+
+#: rungs (a) and (b) of the semi-informed attacker ladder (rung c is AA-semi); run by the benchmark only
+AA_BACKEND, AA_FINETUNED = "AA-backend", "AA-finetuned"
+RUNG_TITLES = {AA_BACKEND: "AA semi-informed (a): GE2E + LDA/PLDA back-end",
+               AA_FINETUNED: "AA semi-informed (b): fine-tuned GE2E"}
+#: every attacker by how much it knows; on equal EER the one that knows less is named the strongest
+ATTACKER_ORDER = (OO, OA, AA_LAZY, AA_BACKEND, AA_FINETUNED, AA_SEMI)
+
+
+def title(name: str) -> str:
+    """Readable name of an attack scenario or ladder rung."""
+    return SCENARIOS[name].title if name in SCENARIOS else RUNG_TITLES.get(name, name)
+
+
+def strongest_attacker(eers: dict[str, float | None]) -> tuple[str, float] | None:
+    """The attacker with the lowest EER among those that ran (``None`` values did not run).
+
+    Ties (exactly equal EERs) go to the attacker that knows less, in
+    :data:`ATTACKER_ORDER` (the cheaper attack already reaches that EER);
+    names outside that order come after it, alphabetically. None when no
+    attacker ran.
+    """
+    ran = [(eer, ATTACKER_ORDER.index(n) if n in ATTACKER_ORDER else len(ATTACKER_ORDER), n)
+           for n, eer in eers.items() if eer is not None]
+    if not ran:
+        return None
+    eer, _, name = min(ran)
+    return name, eer
+
+
+def overstatement(eers: dict[str, float | None]) -> dict[str, float]:
+    """How many EER points each weaker attacker overstated privacy, against the strongest (in ladder order)."""
+    best = strongest_attacker(eers)
+    if best is None:
+        return {}
+    order = sorted((n for n, e in eers.items() if e is not None and n != best[0]),
+                   key=lambda n: (ATTACKER_ORDER.index(n) if n in ATTACKER_ORDER else len(ATTACKER_ORDER), n))
+    return {n: eers[n] - best[1] for n in order}

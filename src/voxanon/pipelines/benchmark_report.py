@@ -15,7 +15,7 @@ from typing import Any
 
 from voxanon.atomic import atomic_open
 from voxanon.evaluation.results import to_dict
-from voxanon.evaluation.scenarios import AA_LAZY, AA_SEMI, SCENARIOS
+from voxanon.evaluation.scenarios import AA_LAZY, AA_SEMI, SCENARIOS, overstatement, title
 from voxanon.pipelines import figures
 from voxanon.pipelines.report import audio, figure, fmt, fmt_ci, table, write_report
 from voxanon.pipelines.results import BenchmarkResults, SummaryRow, privacy_rows, summary_rows
@@ -36,8 +36,14 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 def summary_table(results: BenchmarkResults) -> list[dict[str, Any]]:
     """``summary.csv`` rows: the headline numbers and the system's ranking entry."""
     out = []
+    rungs = list(dict.fromkeys(n for r in summary_rows(results) for n in r.attackers if n not in SCENARIOS))
     for r in summary_rows(results):
-        row = {k: v for k, v in to_dict(r).items() if k != "wer_ci"}
+        row = {}
+        for k, v in to_dict(r).items():
+            if k == "attackers":  # one column per ladder rung, after the named attackers
+                row.update({f"eer_{n}": r.attackers.get(n) for n in rungs})
+            elif k != "wer_ci":
+                row[k] = v
         rk = results.ranking.systems.get(r.system)
         out.append({**row, **(to_dict(rk) if rk else {})})
     return out
@@ -53,31 +59,31 @@ def _figures(out: Path, results: BenchmarkResults, rows: list[SummaryRow]) -> li
     wer = [r.wer if r.wer is not None else math.nan for r in rows]
     figs.append((figures.tradeoff_scatter(figdir / "eer_vs_wer", names, eer, wer, utility_label="WER %",
                                           higher_utility_better=False, front=pareto.get("privacy_vs_wer") or []),
-                 "Privacy (semi-informed EER) against content (WER), with the VPC privacy-category bands."))
+                 "Privacy (strongest attacker's EER) against content (WER), with the VPC privacy-category bands."))
     if rank.uar_used:
         uar = [r.uar for r in rows]
         figs.append((figures.tradeoff_scatter(figdir / "eer_vs_uar", names, eer, uar, utility_label="UAR %",
                                               higher_utility_better=True, front=pareto.get("privacy_vs_uar") or []),
-                     "Privacy (semi-informed EER) against emotion (UAR)."))
+                     "Privacy (strongest attacker's EER) against emotion (UAR)."))
     split = results.settings.primary.split
     for scenario in (AA_SEMI, AA_LAZY):
-        title = SCENARIOS[scenario].title
+        name_ = SCENARIOS[scenario].title
         curves = {}
         for name, s in results.systems.items():
             p = s.privacy(scenario, split)
             for g, m in (p.by_gender if p else {}).items():
                 curves[f"{name} ({g})"] = (m.det.pfa_probit, m.det.pmiss_probit)
         if curves:
-            figs.append((figures.det_curves(figdir / f"det_{scenario}", curves, f"DET, {title}"),
-                         f"DET curves of the {title} attacker per system and gender."))
+            figs.append((figures.det_curves(figdir / f"det_{scenario}", curves, f"DET, {name_}"),
+                         f"DET curves of the {name_} attacker per system and gender."))
     gender_rows = [r for r in rows if r.eer_f is not None]
     if gender_rows:
         figs.append((figures.grouped_bars(
             figdir / "gender_eer",
             [r.system + (f"\nmFDR {r.mfdr:.0f} %" if r.mfdr is not None else "") for r in gender_rows],
             {"female": [r.eer_f for r in gender_rows], "male": [r.eer_m for r in gender_rows]},
-            ylabel="EER %", title="Semi-informed EER per gender"),
-            "Per-gender EER of the semi-informed attacker, with the mFDR fairness gap."))
+            ylabel="EER %", title="Strongest attacker's EER per gender"),
+            "Per-gender EER of each system's strongest attacker, with the mFDR fairness gap."))
     ser = {n: s.get("ser").per_class_recall for n, s in results.systems.items() if s.get("ser")}
     ser = {n: v for n, v in ser.items() if v}
     if ser:
@@ -102,7 +108,8 @@ def _listening(listen) -> str:
 
 
 def _headline_table(rows: list[SummaryRow], results: BenchmarkResults) -> str:
-    header = ["system", "category", "EER semi f", "EER semi m", "EER semi", "EER lazy", "EER ignorant",
+    header = ["system", "category", "strongest attacker", "EER f", "EER m", "EER", "EER VPC semi", "EER lazy",
+              "EER ignorant",
               "WER % [95% CI]", "UAR %", "DNSMOS", "ρF0", "G_VD dB", "rank WER", "rank UAR", "score", "RTF"]
     body = []
     for r in rows:
@@ -110,17 +117,29 @@ def _headline_table(rows: list[SummaryRow], results: BenchmarkResults) -> str:
         cat = rk.category if rk else None
         ci = r.wer_ci
         body.append([html.escape(r.system), f"≥{cat} %" if cat else ("&lt;10 %" if cat == 0 else "–"),
-                     fmt(r.eer_f), fmt(r.eer_m), f"<b>{fmt(r.eer)}</b>", fmt(r.eer_lazy), fmt(r.eer_ignorant),
+                     html.escape(title(r.attacker)) if r.attacker else "–",
+                     fmt(r.eer_f), fmt(r.eer_m), f"<b>{fmt(r.eer)}</b>", fmt(r.eer_semi), fmt(r.eer_lazy),
+                     fmt(r.eer_ignorant),
                      fmt_ci(r.wer, (ci.low, ci.high) if ci else None), fmt(r.uar),
                      fmt(r.dnsmos), fmt(r.rho_f0), fmt(r.gvd), fmt(rk.wer_rank if rk else None),
                      fmt(rk.uar_rank if rk else None), fmt(rk.score if rk else None, 3), fmt(r.rtf, 4)])
     return table(header, body)
 
 
+def overstatement_sentence(row: SummaryRow) -> str | None:
+    """One sentence: how many EER points each weaker attacker overstated ``row``'s privacy (None: under two ran)."""
+    over = overstatement(row.attackers)
+    if not over:
+        return None
+    parts = [f"{title(n)} by {d:.1f} points" for n, d in over.items()]
+    return (f"{row.system}: the strongest attacker, {title(row.attacker)}, reached {row.eer:.1f} % EER; "
+            f"weaker attackers overstated privacy: {'; '.join(parts)}.")
+
+
 def _privacy_table(prows: list[dict]) -> str:
     header = ["system", "scenario", "split", "gender", "EER % [95% CI]", "ROCCH-EER", "Cllr", "minCllr",
               "linkability", "ZEBRA bits", "tag", "trials (tar/non)"]
-    body = [[html.escape(r["system"]), SCENARIOS[r["scenario"]].title, r["split"], r["gender"],
+    body = [[html.escape(r["system"]), html.escape(title(r["scenario"])), r["split"], r["gender"],
              fmt_ci(r["eer"], (r["eer_ci_low"], r["eer_ci_high"])), fmt(r["rocch_eer"]), fmt(r["cllr"], 3),
              fmt(r["min_cllr"], 3), fmt(r["linkability"], 3), fmt(r["zebra_bits"], 3), html.escape(str(r["zebra_tag"])),
              f"{r['n_target']}/{r['n_nontarget']}"] for r in prows]
@@ -163,6 +182,11 @@ def _settings_section(results: BenchmarkResults) -> str:
     return "".join(parts)
 
 
+def _overstatements(rows: list[SummaryRow]) -> str:
+    items = "".join(f"<li>{html.escape(t)}</li>" for r in rows if (t := overstatement_sentence(r)))
+    return f"<p>How much weaker attackers overstated privacy:</p><ul>{items}</ul>" if items else ""
+
+
 def write_outputs(out: Path, results: BenchmarkResults, listen=None) -> Path:
     """Write results.json, summary/privacy CSVs, figures and report.html under ``out``."""
     from voxanon.pipelines.results import save_results
@@ -183,13 +207,16 @@ def write_outputs(out: Path, results: BenchmarkResults, listen=None) -> Path:
                      for k, v in (results.ranking.pareto or {}).items())
     primary = results.settings.primary
     sections = [
-        ("Results", f"<p>Primary privacy number: {SCENARIOS[primary.scenario].title} attacker (anonymized enrollment "
-                    "and trials, ECAPA retrained on anonymized training data), "
-                    f"{primary.split} split. "
+        ("Results", f"<p>Privacy is the EER of the strongest attacker ({primary.split} split): the lowest mean "
+                    "EER over every attacker that ran (ignorant, lazy-informed and each semi-informed rung); "
+                    "the category comes from it. EER VPC semi = "
+                    f"{SCENARIOS[primary.scenario].title} attacker (anonymized enrollment and trials, ECAPA "
+                    "retrained on anonymized training data), shown for comparison with the VPC. "
                     "Categories as in VPC 2024 (EER ≥ 10/20/30/40 %); ranks by WER and UAR inside each "
                     "category; score = mean of min–max normalised EER, WER (inverted) and UAR. RTF = wall time "
                     "of the anonymization run divided by the audio duration, with all worker processes.</p>"
-                    + _headline_table(rows, results) + f"<p>Pareto fronts:</p><ul>{fronts}</ul>"),
+                    + _headline_table(rows, results) + _overstatements(rows)
+                    + f"<p>Pareto fronts:</p><ul>{fronts}</ul>"),
         ("Figures", "<div class='figs'>" + "".join(figure(p, c) for p, c in figs) + "</div>"),
         ("Privacy", _privacy_table(prows)),
         ("Utility", _utility_table(results)

@@ -17,7 +17,7 @@ from typing import Any
 from voxanon.atomic import write_text
 from voxanon.errors import DataError
 from voxanon.evaluation.results import RESULT_KINDS, AsrResult, Interval, PrivacyResult, from_dict, to_dict
-from voxanon.evaluation.scenarios import AA_LAZY, OA, OO, SCENARIOS
+from voxanon.evaluation.scenarios import AA_LAZY, OA, OO, SCENARIOS, strongest_attacker
 
 SCHEMA_VERSION = 2
 ORIGINAL = "original"
@@ -42,13 +42,17 @@ class SystemRecord:
     def privacy(self, scenario: str, split: str) -> PrivacyResult | None:
         """A privacy result; the original row's OA/AA-lazy equal its OO when absent (nothing is anonymized)."""
         res = self.get("privacy", scenario, split)
-        if res is None and self.method is None and SCENARIOS[scenario].attacker == "pretrained":
+        if res is None and self.method is None and scenario in SCENARIOS and SCENARIOS[scenario].attacker == "pretrained":
             res = self.get("privacy", OO, split)
         return res
 
     def of_kind(self, kind: str) -> dict[tuple[str, ...], Any]:
         """Every result of one kind, by slot."""
         return {k[1:]: v for k, v in self.results.items() if k[0] == kind}
+
+    def attacker_eers(self, split: str) -> dict[str, float]:
+        """Mean EER (%) of every attacker that ran on ``split`` (scenarios and ladder rungs), by name."""
+        return {scenario: res.eer_mean for (scenario, sp), res in self.of_kind("privacy").items() if sp == split}
 
     def to_json(self) -> dict[str, Any]:
         """``results.json`` form: kinds nested by slot (``privacy[scenario][split]``)."""
@@ -177,14 +181,24 @@ def load_results(path: str | Path) -> BenchmarkResults:
 # -- headline rows and ranking ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SummaryRow:
-    """A system's headline numbers (primary scenario and split)."""
+    """A system's headline numbers on the primary split, led by the strongest attacker.
+
+    ``attacker`` is the attacker with the lowest mean EER over all that ran
+    (:func:`~voxanon.evaluation.scenarios.strongest_attacker`); ``eer``,
+    ``eer_f``, ``eer_m`` and ``mfdr`` are its numbers, and the privacy category
+    comes from them. ``eer_semi`` is the VPC semi-informed attacker (rung c),
+    ``attackers`` every attacker's mean EER.
+    """
 
     system: str
+    attacker: str | None
+    eer: float | None
     eer_f: float | None
     eer_m: float | None
-    eer: float | None
+    eer_semi: float | None
     eer_lazy: float | None
     eer_ignorant: float | None
+    attackers: dict[str, float]
     mfdr: float | None
     wer: float | None
     wer_ci: Interval | None
@@ -197,22 +211,24 @@ class SummaryRow:
 
 def summary_rows(results: BenchmarkResults) -> list[SummaryRow]:
     """One row per system with the headline numbers."""
-    split, scenario = results.settings.primary.split, results.settings.primary.scenario
+    split = results.settings.primary.split
     # the original speech's DNSMOS, measured beside every system's (the same utterances)
     dnsmos_original = next((q.dnsmos.original for s in results.systems.values()
                             if (q := s.get("quality")) is not None), None)
     rows = []
     for name, s in results.systems.items():
-        p = s.privacy(scenario, split)
-        lazy, ignorant = s.privacy(AA_LAZY, split), s.privacy(OA, split)
+        eers = s.attacker_eers(split)
+        best = strongest_attacker(eers)
+        p = s.privacy(best[0], split) if best else None
+        semi, lazy, ignorant = (s.privacy(sc, split) for sc in (results.settings.primary.scenario, AA_LAZY, OA))
         w: AsrResult | None = s.get("wer", split)
         ser, q = s.get("ser"), s.get("quality")
         gender = p.by_gender if p else {}
         rows.append(SummaryRow(
-            system=name, eer_f=gender["f"].eer if "f" in gender else None,
-            eer_m=gender["m"].eer if "m" in gender else None,
-            eer=p.eer_mean if p else None, eer_lazy=lazy.eer_mean if lazy else None,
-            eer_ignorant=ignorant.eer_mean if ignorant else None,
+            system=name, attacker=best[0] if best else None, eer=best[1] if best else None,
+            eer_f=gender["f"].eer if "f" in gender else None, eer_m=gender["m"].eer if "m" in gender else None,
+            eer_semi=semi.eer_mean if semi else None, eer_lazy=lazy.eer_mean if lazy else None,
+            eer_ignorant=ignorant.eer_mean if ignorant else None, attackers=eers,
             mfdr=p.fairness.mfdr if p and p.fairness else None,
             wer=w.wer if w else None, wer_ci=w.wer_ci if w else None, uar=ser.uar_mean if ser else None,
             dnsmos=(q.dnsmos.anonymized if q else None) if s.method else dnsmos_original,
@@ -256,14 +272,12 @@ def privacy_rows(results: BenchmarkResults) -> list[dict[str, Any]]:
     """Long table: system × scenario × split × gender with every privacy metric."""
     rows = []
     for name, s in results.systems.items():
-        for scenario in SCENARIOS:
-            for split in results.data.splits:
-                p = s.privacy(scenario, split)
-                for g, m in (p.by_gender if p else {}).items():
-                    rows.append({"system": name, "scenario": scenario, "split": split, "gender": g,
-                                 "eer": m.eer, "eer_ci_low": m.eer_ci.low, "eer_ci_high": m.eer_ci.high,
-                                 "rocch_eer": m.rocch_eer, "cllr": m.cllr, "min_cllr": m.min_cllr,
-                                 "linkability": m.linkability, "zebra_bits": m.zebra.expected_bits,
-                                 "zebra_worst_log10": m.zebra.worst_case_log10, "zebra_tag": m.zebra.tag,
-                                 "n_target": m.n_target, "n_nontarget": m.n_nontarget, "encoder": p.encoder})
+        for (scenario, split), p in s.of_kind("privacy").items():
+            for g, m in p.by_gender.items():
+                rows.append({"system": name, "scenario": scenario, "split": split, "gender": g,
+                             "eer": m.eer, "eer_ci_low": m.eer_ci.low, "eer_ci_high": m.eer_ci.high,
+                             "rocch_eer": m.rocch_eer, "cllr": m.cllr, "min_cllr": m.min_cllr,
+                             "linkability": m.linkability, "zebra_bits": m.zebra.expected_bits,
+                             "zebra_worst_log10": m.zebra.worst_case_log10, "zebra_tag": m.zebra.tag,
+                             "n_target": m.n_target, "n_nontarget": m.n_nontarget, "encoder": p.encoder})
     return rows
