@@ -38,9 +38,9 @@ from voxanon.models.speaker.plda import BackendSettings, PldaBackend
 SETS = ("train", "dev_enrolls", "dev_trials_f", "dev_trials_m", "test_enrolls", "test_trials_f", "test_trials_m")
 
 
-def _summary(result: dict) -> dict:
-    return {"eer_mean": result["eer_mean"], **{f"eer_{g}": m["eer"] for g, m in result["by_gender"].items()},
-            **{f"ci_{g}": [m["eer_ci"]["low"], m["eer_ci"]["high"]] for g, m in result["by_gender"].items()}}
+def _summary(result) -> dict:
+    return {"eer_mean": result.eer_mean, **{f"eer_{g}": m.eer for g, m in result.by_gender.items()},
+            **{f"ci_{g}": [m.eer_ci.low, m.eer_ci.high] for g, m in result.by_gender.items()}}
 
 
 def sweep_speakers(dirs, dev, test, encoder, cache, out: Path, args) -> dict:
@@ -59,8 +59,8 @@ def sweep_speakers(dirs, dev, test, encoder, cache, out: Path, args) -> dict:
         path, log = train_backend(sub, *dev, encoder, out / f"a-plda-{k}", cache_dir=cache, quiet=True)
         res = evaluate_backend(*test, encoder, PldaBackend.load(path), cache_dir=cache, n_boot=10, quiet=True)
         curve.append({"speakers": k, "lda_dim": log[0]["lda_dim"], "dev_eer": min(e["val_eer"] for e in log),
-                      "test_eer": res["eer_mean"]})
-        print(f"    {k} speakers: dev {curve[-1]['dev_eer']:.2f} %, test {res['eer_mean']:.2f} %", flush=True)
+                      "test_eer": res.eer_mean})
+        print(f"    {k} speakers: dev {curve[-1]['dev_eer']:.2f} %, test {res.eer_mean:.2f} %", flush=True)
     return {"eer_mean": curve[-1]["test_eer"], "curve": curve}
 
 

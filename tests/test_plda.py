@@ -140,5 +140,5 @@ def test_train_backend_selects_on_dev_and_scores_like_evaluate_privacy(gaussian,
     assert saved["settings"]["lda_dim"] == best["lda_dim"] and saved["speakers"] == 60
     result = evaluate_backend(enroll, [trial_dir], VectorEncoder(), PldaBackend.load(path), cache_dir=tmp_path / "cache",
                               n_boot=20, quiet=True)
-    assert result["eer_mean"] == pytest.approx(best["val_eer"])
-    assert set(result["by_gender"]) == {"f", "m"}
+    assert result.eer_mean == pytest.approx(best["val_eer"])
+    assert set(result.by_gender) == {"f", "m"}

@@ -21,6 +21,7 @@ from voxanon.data.kaldi import DataDir, DataError
 from voxanon.evaluation.embeddings import extract_embeddings
 from voxanon.evaluation.dev_selection import as_data_dir, mean_gender_eer
 from voxanon.evaluation.privacy import TrialScores, check_trials, privacy_metrics
+from voxanon.evaluation.results import PrivacyResult
 from voxanon.models.speaker import SpeakerEncoder
 from voxanon.models.speaker.plda import BackendSettings, PldaBackend
 
@@ -60,13 +61,15 @@ def backend_trial_scores(enroll: DataDir, trial_dirs: list[DataDir], encoder: Sp
 
 
 def evaluate_backend(enroll, trial_dirs: list, encoder: SpeakerEncoder, backend: PldaBackend, *,
-                     cache_dir=None, n_boot: int = 1000, quiet: bool = False) -> dict:
+                     cache_dir=None, n_boot: int = 1000, quiet: bool = False) -> PrivacyResult:
     """Privacy metrics (per gender, mean EER, fairness) of the back-end attacker on trial lists."""
     enroll = as_data_dir(enroll)
     tds = [as_data_dir(td) for td in trial_dirs]
     trials = backend_trial_scores(enroll, tds, encoder, backend, cache_dir=cache_dir, quiet=quiet)
-    return {"encoder": f"{encoder.name}+{backend.settings.scoring}", "enroll": str(enroll.path),
-            "trials": [str(td.path) for td in tds], **privacy_metrics(trials, n_boot=n_boot)}
+    by_gender, eer_mean, fairness = privacy_metrics(trials, n_boot=n_boot)
+    return PrivacyResult(encoder=f"{encoder.name}+{backend.settings.scoring}", enroll=str(enroll.path),
+                         trials=[str(td.path) for td in tds], by_gender=by_gender, eer_mean=eer_mean,
+                         fairness=fairness)
 
 
 def train_backend(train_dir, dev_enroll, dev_trials: list, encoder: SpeakerEncoder, out_dir: str | os.PathLike,
