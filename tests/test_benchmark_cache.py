@@ -23,7 +23,9 @@ from voxanon.pipelines.profiles import PROFILES
 
 def _run(**over) -> RunSettings:
     base = dict(splits=("test",), wer_splits=("test",), n_boot=10, seed=0, asr="whisper-tiny",
-                wer_normalization="words", pretrained="ge2e", quality_utts=2, quality_split="test")
+                wer_normalization="words", pretrained="ge2e", quality_utts=2, quality_split="test",
+                rungs=("AA-backend", "AA-finetuned", "AA-semi"), ecapa_recipe="small", attacker_epochs=4,
+                finetune_epochs=2)
     return RunSettings(**{**base, **over})
 
 
@@ -47,12 +49,12 @@ def _set(path: Path, spk: str, gender: str, trials: bool = False) -> Path:
 def system(tmp_path) -> SystemData:
     sets = {}
     for root, tag in ((tmp_path / "orig", "o"), (tmp_path / "anon", "a")):
-        sets[tag] = {names.enrolls("test"): _set(root / "test_enrolls", "f1", "f")}
-        for g in names.GENDERS:
-            sets[tag][names.trials("test", g)] = _set(root / f"test_trials_{g}", f"{g}1", g, trials=True)
-    ckpt = tmp_path / "attacker.pt"
-    ckpt.write_bytes(b"weights-1")
-    return SystemData("sys", True, sets["a"], sets["o"], attacker=f"ecapa:{ckpt}")
+        sets[tag] = {names.TRAIN: _set(root / "train", "t1", "f")}
+        for split in ("dev", "test"):
+            sets[tag][names.enrolls(split)] = _set(root / f"{split}_enrolls", "f1", "f")
+            for g in names.GENDERS:
+                sets[tag][names.trials(split, g)] = _set(root / f"{split}_trials_{g}", f"{g}1", g, trials=True)
+    return SystemData("sys", True, sets["a"], sets["o"])
 
 
 def _keys(evaluators, data, seed=0) -> dict[str, dict]:
@@ -69,40 +71,64 @@ def test_seed_changes_every_key_and_the_anonymized_output_folder(system):
     assert System("w", "world").key(0) != System("w", "world").key(1)
 
 
-def test_encoder_changes_the_pretrained_attacks_and_quality_only(system):
+RUNGS = {"privacy AA-backend test", "privacy AA-finetuned test", "privacy AA-semi test"}
+
+
+def test_encoder_changes_the_pretrained_attacks_rung_a_and_quality_only(system):
     a, b = _keys(plan(_run()), system), _keys(plan(_run(pretrained="ecapa:other.pt")), system)
     changed = {k for k in a if a[k] != b[k]}
-    assert changed == {"privacy OA test", "privacy AA-lazy test", "quality"}
+    # rung (b) fine-tunes GE2E whatever the pretrained attacker; (c) trains from scratch
+    assert changed == {"privacy OA test", "privacy AA-lazy test", "privacy AA-backend test", "quality"}
 
 
-def test_attacker_model_content_changes_the_semi_informed_attack_only(system):
+def test_each_rung_key_changes_with_its_settings_only(system):
     a = _keys(plan(_run()), system)
-    Path(system.attacker.partition(":")[2]).write_bytes(b"weights-2")  # retrained with other settings
-    b = _keys(plan(_run()), system)
-    assert {k for k in a if a[k] != b[k]} == {"privacy AA-semi test"}
+    assert {k for k, v in _keys(plan(_run(attacker_epochs=8)), system).items() if v != a[k]} == {
+        "privacy AA-semi test"}
+    assert {k for k, v in _keys(plan(_run(ecapa_recipe="vpc")), system).items() if v != a[k]} == {
+        "privacy AA-semi test"}
+    assert {k for k, v in _keys(plan(_run(finetune_epochs=3)), system).items() if v != a[k]} == {
+        "privacy AA-finetuned test"}
+    assert set(_keys(plan(_run(rungs=("AA-backend",))), system)) & RUNGS == {"privacy AA-backend test"}
 
 
-def test_attacker_training_settings_change_its_checkpoint_folder(tmp_path, system):
-    train = system.sets[names.enrolls("test")]
-    quick = Benchmark(tmp_path / "b1", PROFILES["quick"], [])
-    default = Benchmark(tmp_path / "b2", PROFILES["default"], [])  # 8 attacker epochs instead of 4
+def test_anonymized_training_and_dev_data_change_every_rung_and_nothing_else(system):
+    assert _changed(system, lambda: _rewrite_first_wav(system.sets[names.TRAIN])) == RUNGS
+    assert _changed(system, lambda: _rewrite_first_wav(system.sets[names.trials("dev", "m")])) == RUNGS
+    # the original training set is not what the anonymized system's attackers train on
+    assert _changed(system, lambda: _rewrite_first_wav(system.original[names.TRAIN])) == set()
+
+
+def test_rungs_need_training_and_dev_sets(system):
+    ladder = plan(_run(), ["ladder"])
+    assert [e.name for e in ladder] == sorted(RUNGS) and all(e.applies(system) for e in ladder)
+    no_dev = SystemData("sys", True, {k: v for k, v in system.sets.items() if not k.startswith("dev")},
+                        system.original)
+    assert not any(e.applies(no_dev) for e in ladder)
+
+
+def test_a_rung_trains_once_per_system_for_every_split_and_again_when_its_data_change(tmp_path, system, monkeypatch):
+    from voxanon.evaluation import asv_training
+    from voxanon.evaluation.ladder import LadderEvaluator
+
     calls = []
-    import voxanon.evaluation.asv_training as asv
 
-    def fake_train(data, out, cfg, quiet=False):
-        calls.append((Path(out).name, cfg.epochs))
-        return {"best_eer": 0.0}
+    def fake_train(train_dir, dev_enroll, dev_trials, settings, out, *, seed, device, quiet):
+        calls.append((Path(train_dir), settings.epochs, seed))
+        return Path(out) / "best.pt", [{"epoch": 1, "loss": 2.0, "val_eer": 30.0},
+                                       {"epoch": 2, "loss": 1.0, "val_eer": 20.0}]
 
-    mp = pytest.MonkeyPatch()
-    mp.setattr(asv, "train_attacker", fake_train)
-    try:
-        spec_q = quick._attacker("sys", str(train))
-        spec_q2 = quick._attacker("sys", str(train))
-        spec_d = default._attacker("sys", str(train))
-    finally:
-        mp.undo()
-    assert spec_q == spec_q2 and spec_q.rsplit("/", 2)[1] != spec_d.rsplit("/", 2)[1]
-    assert [c[1] for c in calls] == [4, 8]  # the second quick call was cached
+    monkeypatch.setattr(asv_training, "train_ecapa", fake_train)
+    env = Env(tmp_path / "cache", quiet=True)
+    dev_ev, test_ev = LadderEvaluator.plan(_run(splits=("dev", "test"), rungs=("AA-semi",)))
+    assert dev_ev.slot == ("AA-semi", "dev") and test_ev.slot == ("AA-semi", "test")
+    trained = dev_ev.train(system, env)
+    assert test_ev.train(system, env) == trained and len(calls) == 1  # the test evaluator reuses the training
+    assert trained.val_eer == 20.0 and trained.model.startswith("ecapa:") and len(trained.history) == 2
+    assert calls[0][0] == system.sets[names.TRAIN] and calls[0][1:] == (4, 0)
+    _rewrite_first_wav(system.sets[names.TRAIN])
+    test_ev.train(system, env)
+    assert len(calls) == 2
 
 
 def test_anonymizer_parameters_change_the_system_key():
@@ -129,7 +155,7 @@ def test_corpus_content_changes_the_keys_that_read_it(system):
     anon_f = system.sets[names.trials("test", "f")]
     text = anon_f / "text"
     assert _changed(system, lambda: text.write_text(text.read_text().replace("hello", "hullo"))) == {
-        "privacy OA test", "privacy AA-lazy test", "privacy AA-semi test", "wer test", "quality"}
+        "privacy OA test", "privacy AA-lazy test", "wer test", "quality"} | RUNGS
 
 
 # -- the loop itself: a registered evaluator is cached by its derived key ------------------------------

@@ -40,8 +40,12 @@ def test_results_cover_every_scenario_gender_and_measure(run):
     assert res["data"]["synthetic"] is True and res["errors"] == {}
     assert set(res["systems"]) == set(SYSTEMS)
     orig, mc = res["systems"]["original"], res["systems"]["mcadams"]
-    assert set(orig["privacy"]) == {"OO", "OA", "AA-lazy", "AA-semi"}
-    assert set(mc["privacy"]) == {"OA", "AA-lazy", "AA-semi"}
+    assert set(orig["privacy"]) == {"OO", "AA-backend", "AA-semi"}  # the quick profile's rungs: (a) and (c)
+    assert set(mc["privacy"]) == {"OA", "AA-lazy", "AA-backend", "AA-semi"}
+    for rung in ("AA-backend", "AA-semi"):  # trained on the system's training set, selected on dev
+        training = mc["privacy"][rung]["test"]["training"]
+        assert training["selected_on"] == "dev" and "mcadams" in training["train"]
+        assert training["val_eer"] == min(e["val_eer"] for e in training["history"])
     for system in (orig, mc):
         for scenario in system["privacy"].values():
             r = scenario["test"]
@@ -55,7 +59,8 @@ def test_results_cover_every_scenario_gender_and_measure(run):
     assert mc["rtf"] > 0 and mc["failed_utterances"] == 0
     q = mc["quality"]
     assert 1 <= q["dnsmos"]["anonymized"] <= 5 and -1 <= q["rho_f0"] <= 1 and q["gvd_db"] < 0.5
-    # the table printed at the end names both systems and the report
+    # the table printed at the end leads with the strongest attacker, names both systems and the report
+    assert "strongest attacker" in proc.stdout
     assert "report:" in proc.stdout and all(s in proc.stdout for s in SYSTEMS)
     assert set(res["ranking"]["systems"]) == set(SYSTEMS)
 
@@ -65,6 +70,7 @@ def test_tables_and_figures_are_written(run):
     with (out / "summary.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert [r["system"] for r in rows] == list(SYSTEMS)
+    assert list(rows[0])[:3] == ["system", "attacker", "eer"]  # led by the strongest attacker
     with (out / "privacy.csv").open() as fh:
         prows = list(csv.DictReader(fh))
     assert {(r["system"], r["scenario"], r["gender"]) for r in prows} >= {

@@ -142,3 +142,37 @@ def test_train_backend_selects_on_dev_and_scores_like_evaluate_privacy(gaussian,
                               n_boot=20, quiet=True)
     assert result.eer_mean == pytest.approx(best["val_eer"])
     assert set(result.by_gender) == {"f", "m"}
+
+
+def test_ladder_rung_a_trains_on_the_systems_training_set_and_attacks_with_the_selected_back_end(tmp_path):
+    """The benchmark's rung (a) evaluator, for real: PLDA fitted on ``train``, LDA chosen on dev, test attacked."""
+    from voxanon.data import names
+    from voxanon.evaluation.backend_attacker import BackendTraining
+    from voxanon.evaluation.evaluator import Env, SystemData
+    from voxanon.evaluation.ladder import LadderEvaluator, LadderSettings
+
+    rng = np.random.default_rng(2)
+    train_x, train_lab = _utts(_speakers(60, rng), 5, rng)
+    sets = {names.TRAIN: _data_dir(tmp_path, "train", train_x, [f"s{i:02d}" for i in train_lab])}
+    for split in ("dev", "test"):
+        spk = _speakers(8, rng)
+        ex, el = _utts(spk, 3, rng)
+        tx, tl = _utts(spk, 3, rng)
+        prefix = split[0]
+        enroll = _data_dir(tmp_path, f"{split}_enrolls", ex, [f"{prefix}{i}" for i in el])
+        trial_spk = [f"{prefix}{i}" for i in tl]
+        utts = sorted(f"{s}-{split}_trials-{i:03d}" for i, s in enumerate(trial_spk))
+        trial_dir = _data_dir(tmp_path, f"{split}_trials", tx, trial_spk,
+                              trials=[(f"{prefix}{k}", u, u.startswith(f"{prefix}{k}-")) for k in range(8) for u in utts])
+        sets[names.enrolls(split)] = enroll
+        sets[names.trials(split, "f")] = sets[names.trials(split, "m")] = trial_dir  # one list holds both genders
+    data = SystemData("sys", True, sets, sets)
+    env = Env(tmp_path / "cache", quiet=True)
+    env._models["vec"] = VectorEncoder()  # the "pretrained" encoder, as if loaded
+    ev = LadderEvaluator(LadderSettings("AA-backend", "test", "vec", BackendTraining(lda_dims=(4, 8)), 20, 0))
+    res = ev.run(data, env)
+    assert res.scenario == "AA-backend" and res.encoder == "vector-v1+plda"
+    assert res.training.selected_on == "dev" and res.training.train == str(sets[names.TRAIN])
+    assert [e["lda_dim"] for e in res.training.history] == [4, 8]
+    assert res.training.val_eer == min(e["val_eer"] for e in res.training.history)
+    assert set(res.by_gender) == {"f", "m"} and res.eer_mean < 15  # speakers unseen in training, still found

@@ -1,5 +1,6 @@
 """Scoring, enrollment averaging, gender split, caching and bad input of the privacy evaluation."""
 
+import dataclasses
 import json
 
 import shutil
@@ -94,6 +95,12 @@ def test_enrollment_average_and_gender_split(corpus, tmp_path):
     assert res.by_gender["f"].n_target == 2 and res.by_gender["m"].n_nontarget == 2
     assert from_dict(PrivacyResult, json.loads(json.dumps(to_dict(res)))) == res  # serialisable, round trip
     assert "OO" in format_privacy_table({"OO": res})
+    assert "strongest" not in format_privacy_table({"OO": res, "OA": res})  # OO attacks nothing anonymized
+    weak = dataclasses.replace(res, eer_mean=61.5)
+    text = format_privacy_table({"OO": res, "OA": weak, "AA-lazy": res})
+    assert text.startswith("strongest attacker: AA-lazy (mean EER 50.00 %)") and "OA by 11.5" in text
+    rows = [w[0] for w in map(str.split, text.splitlines()[1:]) if w and w[0] in ("OO", "OA", "AA-lazy")]
+    assert rows[0] == "AA-lazy"  # its rows come first
 
 
 @pytest.mark.parametrize("n_trials", [3, 40])  # sparse list (row-wise) and dense grid (matrix product)

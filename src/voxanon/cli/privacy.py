@@ -28,9 +28,24 @@ def _device(name: str) -> str:
 
 
 def format_privacy_table(results: dict) -> str:
-    """One row per scenario and gender, then the scenario's mean EER (``results``: scenario -> PrivacyResult)."""
+    """One row per scenario and gender, then the scenario's mean EER (``results``: scenario -> PrivacyResult).
+
+    With several attacks on anonymized speech, a first line names the strongest
+    attacker (lowest mean EER; OO, which attacks nothing anonymized, is left
+    out), its rows come first, and the line says how much each weaker
+    attacker overstated privacy.
+    """
+    from voxanon.evaluation.scenarios import SCENARIOS, overstatement, strongest_attacker
     from voxanon.presentation.table import cell, format_table
 
+    attacks = {n: r.eer_mean for n, r in results.items() if n not in SCENARIOS or SCENARIOS[n].needs_anonymized}
+    best = strongest_attacker(attacks) if len(attacks) > 1 else None
+    lead = ""
+    if best:
+        over = ", ".join(f"{n} by {d:.1f}" for n, d in overstatement(attacks).items())
+        lead = (f"strongest attacker: {best[0]} (mean EER {best[1]:.2f} %); "
+                f"weaker attackers overstated privacy (EER points): {over}\n")
+        results = {best[0]: results[best[0]], **{n: r for n, r in results.items() if n != best[0]}}
     rows = []
     for name, r in results.items():
         for g, m in r.by_gender.items():
@@ -40,7 +55,7 @@ def format_privacy_table(results: dict) -> str:
         rows.append([name, "mean", cell(r.eer_mean), *[""] * 8])
     header = ["scenario", "gender", "EER %", "95% CI", "ROCCH", "Cllr", "minCllr", "link", "ZEBRA bits", "tag",
               "encoder"]
-    return format_table(header, rows, align="ll" + "r" * 8 + "l", rule=True)
+    return lead + format_table(header, rows, align="ll" + "r" * 8 + "l", rule=True)
 
 
 def run_privacy(args: argparse.Namespace) -> int:

@@ -38,6 +38,11 @@ class RunSettings:
     pretrained: str
     quality_utts: int
     quality_split: str
+    #: the semi-informed attacker rungs to train and run (:mod:`voxanon.evaluation.ladder`)
+    rungs: tuple[str, ...] = ()
+    ecapa_recipe: str = "small"
+    attacker_epochs: int = 8
+    finetune_epochs: int = 3
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,6 @@ class SystemData:
     anonymized: bool
     sets: Mapping[str, Path]
     original: Mapping[str, Path]
-    attacker: str | None = None  # encoder spec of the semi-informed attacker retrained for this system
     ser_models: Path | None = None  # per-fold SER models trained on original emotion data
     synthetic: bool = False
 
@@ -124,26 +128,28 @@ def stage_key(parts: dict[str, Any]) -> str:
     return digest(parts)[:16]
 
 
-#: evaluator kind -> "module:Class", imported when a run needs it
+#: evaluator name -> "module:Class", imported when a run needs it; the name is its kind, except where
+#: several evaluators write one kind (the attacker ladder writes privacy results)
 EVALUATORS: dict[str, str] = {
     "privacy": "voxanon.evaluation.privacy:PrivacyEvaluator",
+    "ladder": "voxanon.evaluation.ladder:LadderEvaluator",
     "wer": "voxanon.evaluation.asr:AsrEvaluator",
     "ser": "voxanon.evaluation.ser:SerEvaluator",
     "quality": "voxanon.evaluation.quality:QualityEvaluator",
 }
 
 
-def register(kind: str, target: str) -> None:
-    """Add an evaluator (``"package.module:Class"``) to the benchmark."""
-    EVALUATORS[kind] = target
+def register(name: str, target: str) -> None:
+    """Add an evaluator (``"package.module:Class"``) to the benchmark under ``name``."""
+    EVALUATORS[name] = target
 
 
-def evaluator_class(kind: str) -> type[Evaluator]:
-    """Import the registered evaluator class of ``kind``."""
-    module, _, name = EVALUATORS[kind].partition(":")
+def evaluator_class(name: str) -> type[Evaluator]:
+    """Import the evaluator class registered as ``name``."""
+    module, _, name = EVALUATORS[name].partition(":")
     return getattr(importlib.import_module(module), name)
 
 
-def plan(run: RunSettings, kinds: list[str] | None = None) -> list[Evaluator]:
-    """Every registered evaluator's instances for ``run``, in registration order."""
-    return [e for kind in (kinds or list(EVALUATORS)) for e in evaluator_class(kind).plan(run)]
+def plan(run: RunSettings, evaluators: list[str] | None = None) -> list[Evaluator]:
+    """Every registered evaluator's (or those named) instances for ``run``, in registration order."""
+    return [e for name in (evaluators or list(EVALUATORS)) for e in evaluator_class(name).plan(run)]

@@ -234,34 +234,34 @@ def run_scenarios(scenarios: list[str], *, orig_enroll, orig_trials: list, anon_
 
 @dataclass(frozen=True)
 class PrivacySettings:
-    """One attack scenario on one split; ``encoder`` is the pretrained encoder (None: the retrained attacker)."""
+    """One attack scenario on one split with the pretrained ``encoder``."""
 
     scenario: str
     split: str
-    encoder: str | None
+    encoder: str
     n_boot: int
 
 
 class PrivacyEvaluator(Evaluator):
-    """A VPC attack scenario (OO, OA, AA-lazy, AA-semi) on one split of one system."""
+    """A VPC attack scenario of the pretrained attacker (OO, OA, AA-lazy) on one split of one system.
+
+    The retrained (semi-informed) attackers are :mod:`voxanon.evaluation.ladder`.
+    """
 
     kind = "privacy"
     Settings = PrivacySettings
 
     @classmethod
     def plan(cls, run: RunSettings) -> list[Evaluator]:
-        return [cls(PrivacySettings(name, split, run.pretrained if sc.attacker == "pretrained" else None, run.n_boot))
-                for split in run.splits for name, sc in SCENARIOS.items()]
+        return [cls(PrivacySettings(name, split, run.pretrained, run.n_boot))
+                for split in run.splits for name, sc in SCENARIOS.items() if sc.attacker == "pretrained"]
 
     @property
     def slot(self) -> tuple[str, ...]:
         return (self.settings.scenario, self.settings.split)
 
     def applies(self, data: SystemData) -> bool:
-        sc = SCENARIOS[self.settings.scenario]
-        if sc.attacker == "retrained":
-            return data.attacker is not None
-        return sc.needs_anonymized or not data.anonymized  # OO: the original row only
+        return SCENARIOS[self.settings.scenario].needs_anonymized or not data.anonymized  # OO: the original only
 
     def inputs(self, data: SystemData) -> dict[str, Path]:
         sc = SCENARIOS[self.settings.scenario]
@@ -271,7 +271,7 @@ class PrivacyEvaluator(Evaluator):
                 "trials_m": side[sc.trials][trial_m]}
 
     def models(self, data: SystemData) -> dict[str, str]:
-        return {"encoder": self.settings.encoder or data.attacker}
+        return {"encoder": self.settings.encoder}
 
     def run(self, data: SystemData, env: Env) -> PrivacyResult:
         dirs = self.inputs(data)

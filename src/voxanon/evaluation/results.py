@@ -151,6 +151,23 @@ class TrialScore:
 
 
 @dataclass(frozen=True)
+class AttackerTraining:
+    """How a semi-informed attacker (a ladder rung) was trained: its model, the training log and dev selection.
+
+    ``history`` has one entry per epoch (or per candidate of a closed-form
+    back-end) with at least ``epoch``, ``loss`` and ``val_eer`` (mean per-gender
+    EER % on the dev trials); ``val_eer`` is that of the selected model.
+    """
+
+    rung: str
+    model: str
+    train: str
+    selected_on: str
+    val_eer: float
+    history: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class PrivacyResult:
     """One attack scenario on one split: metrics per gender of the enrolled speaker and their mean EER."""
 
@@ -162,6 +179,7 @@ class PrivacyResult:
     fairness: Fairness | None = None
     scenario: str | None = None
     scores: list[TrialScore] | None = None
+    training: AttackerTraining | None = None  # set for a retrained attacker of the benchmark's ladder
 
     def without_scores(self) -> PrivacyResult:
         """The same result without the per-trial scores (as the benchmark stores it)."""

@@ -5,13 +5,15 @@ recomputes nothing that finished):
 
 1. data: build or reuse the offline corpus, or take the user's VPC directories;
 2. anonymize every set with every system (the corpus runner; resumable);
-3. attackers: train the semi-informed ECAPA per system on its anonymized
-   training set (and one on original data for the reference row);
-4. privacy: OO, OA (ignorant), AA lazy-informed (pretrained GE2E) and AA
-   semi-informed (retrained ECAPA), per split and gender;
+3. the emotion recognisers, trained per fold on original emotion data;
+4. privacy: OO, OA (ignorant), AA lazy-informed (pretrained GE2E) and the
+   profile's semi-informed rungs (:mod:`voxanon.evaluation.ladder`), each
+   trained on the system's anonymized training set (original data for the
+   reference row) and selected on its dev trials, per split and gender;
 5. utility: WER of the offline ASR on the merged trial sets, UAR of the SER
    trained per fold on original emotion data, DNSMOS / ρF0 / G_VD;
-6. ranking (privacy categories, ranks, Pareto fronts) and the report.
+6. ranking (privacy categories from each system's strongest attacker, ranks,
+   Pareto fronts) and the report.
 
 Stages 4-5 are a loop over systems × evaluators (:mod:`voxanon.evaluation.evaluator`).
 Each stage result is a JSON file under ``<out>/stages``; it is reused when its
@@ -40,6 +42,7 @@ from voxanon.data import names
 from voxanon.errors import ConfigError
 from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData, plan, stage_key
 from voxanon.evaluation.fingerprint import data_fingerprint, digest
+from voxanon.evaluation.ladder import SELECT_SPLIT
 from voxanon.evaluation.results import RESULT_KINDS, from_dict, to_dict
 from voxanon.evaluation.scenarios import PRIMARY_SCENARIO
 from voxanon.pipelines.layout import Layout, find_layout
@@ -210,18 +213,6 @@ class Benchmark:
             self.cache.save(f"speed-{system.label}", settings, speed)
         return {"paths": paths, "failed": failed, **speed}
 
-    def _attacker(self, label: str, train_dir: str) -> str:
-        """Train (or reuse) the semi-informed attacker on ``train_dir``; returns its encoder spec."""
-        from voxanon.data.kaldi import read_data_dir
-        from voxanon.evaluation.asv_training import TrainConfig, train_attacker
-
-        cfg = TrainConfig(epochs=self.profile.attacker_epochs, seed=self.seed)
-        key = {"cfg": dataclasses.asdict(cfg), "train": data_fingerprint(train_dir), "seed": self.seed}
-        out = self.out / "attackers" / f"{label}-{stage_key(key)}"
-        self._cached(f"attacker-{label}", key, lambda: train_attacker(read_data_dir(train_dir), out, cfg,
-                                                                      quiet=self.quiet))
-        return f"ecapa:{out / 'best.pt'}"
-
     def _ser_models(self, emo_dir: str) -> Path | None:
         """Train (or reuse) the per-fold SER models on the original emotion set."""
         from voxanon.evaluation.ser import train_folds
@@ -252,7 +243,9 @@ class Benchmark:
         stages.step("data")
         layout = self._layout()
         splits = [s for s in self.profile.splits if s in layout.splits] or layout.splits
-        original = {name: str(p) for name, p in layout.sets(splits).items()}
+        # the attacker rungs are selected on dev: its sets are anonymized even when only test is attacked
+        select = [SELECT_SPLIT] if self.profile.rungs and SELECT_SPLIT in layout.splits else []
+        original = {name: str(p) for name, p in layout.sets(list(dict.fromkeys(select + splits))).items()}
         records: dict[str, dict[str, Any]] = {
             s.label: {"method": s.method, "params": s.params, "key": s.key(self.seed), "results": {}}
             for s in self.systems}
@@ -264,32 +257,26 @@ class Benchmark:
                 anon_paths[s.label] = original
                 continue
             try:
-                info = self._anonymize(s, layout, splits)
+                info = self._anonymize(s, layout, list(dict.fromkeys(select + splits)))
             except Exception as exc:  # one broken system must not stop the benchmark
                 self._fail(s.label, "anonymize", exc)
                 continue
             anon_paths[s.label] = info["paths"]
             records[s.label].update(rtf=info["rtf"], rtf_jobs=info["jobs"], failed_utterances=info["failed"])
 
-        stages.step("train semi-informed attackers and the emotion recognisers")
-        attackers: dict[str, str] = {}
-        if layout.train:
-            for label, paths in anon_paths.items():
-                try:
-                    attackers[label] = self._attacker(label, paths[names.TRAIN])
-                except Exception as exc:
-                    self._fail(label, "attacker training", exc)
+        stages.step("train the emotion recognisers")
         ser_models = self._ser_models(original[names.EMO]) if layout.emo else None
 
         run = RunSettings(splits=tuple(splits), wer_splits=self.profile.wer_splits, n_boot=self.profile.n_boot,
                           seed=self.seed, asr=self.asr, wer_normalization=WER_NORMALIZATION,
                           pretrained=self.pretrained, quality_utts=self.profile.quality_utts,
-                          quality_split=splits[-1])
+                          quality_split=splits[-1], rungs=self.profile.rungs, ecapa_recipe=self.profile.ecapa_recipe,
+                          attacker_epochs=self.profile.attacker_epochs, finetune_epochs=self.profile.finetune_epochs)
         evaluators = plan(run)
         env = Env(self.out / "cache", quiet=self.quiet)
         systems = {label: SystemData(label, records[label]["method"] is not None,
                                      {k: Path(v) for k, v in paths.items()}, {k: Path(v) for k, v in original.items()},
-                                     attacker=attackers.get(label), ser_models=ser_models, synthetic=layout.synthetic)
+                                     ser_models=ser_models, synthetic=layout.synthetic)
                    for label, paths in anon_paths.items()}
         stages.step(f"evaluate: {len(systems)} systems x {len(evaluators)} evaluators")
         for ev in evaluators:
@@ -305,7 +292,8 @@ class Benchmark:
         record_objs = {label: SystemRecord(**r) for label, r in records.items()}
         info = RunInfo(seed=self.seed, asr=self.asr, wer_normalization=WER_NORMALIZATION,
                        pretrained_encoder=self.pretrained,
-                       semi_informed_attacker=f"ECAPA-TDNN (small), {self.profile.attacker_epochs} epochs",
+                       semi_informed_attacker=f"ECAPA-TDNN ({self.profile.ecapa_recipe} recipe), "
+                                              f"{self.profile.attacker_epochs} epochs, selected on {SELECT_SPLIT}",
                        primary=Primary(PRIMARY_SCENARIO, splits[-1]))
         results = BenchmarkResults(
             schema_version=SCHEMA_VERSION, voxanon_version=__version__,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from voxanon.evaluation.scenarios import AA_BACKEND, AA_FINETUNED, AA_SEMI
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -11,6 +13,9 @@ class Profile:
 
     ``splits`` get the privacy attacks, ``wer_splits`` the ASR (its most costly
     utility measure); ``systems`` limits the default system list (None: all offline).
+    ``rungs`` are the semi-informed attackers trained per system
+    (:mod:`voxanon.evaluation.ladder`); ``ecapa_recipe`` (``small`` or ``vpc``)
+    and ``attacker_epochs`` are rung (c)'s, ``finetune_epochs`` rung (b)'s.
     """
 
     name: str
@@ -22,17 +27,23 @@ class Profile:
     n_boot: int
     quality_utts: int
     listen_utts: int
+    rungs: tuple[str, ...]
+    ecapa_recipe: str
+    finetune_epochs: int
     systems: tuple[str, ...] | None = None
 
 
 PROFILES = {
-    # CI and first contact: three systems, test split, short training
+    # CI and first contact: three systems, test split, short training; the cheap rungs: back-end and small ECAPA
     "quick": Profile("quick", "small", ("test",), ("test",), attacker_epochs=4, ser_epochs=6, n_boot=200,
-                     quality_utts=4, listen_utts=2, systems=("mcadams", "world")),
+                     quality_utts=4, listen_utts=2, rungs=(AA_BACKEND, AA_SEMI), ecapa_recipe="small",
+                     finetune_epochs=0, systems=("mcadams", "world")),
     # the main job: every offline anonymizer on the small corpus; attacks on dev and test, WER on test
     "default": Profile("default", "small", ("dev", "test"), ("test",), attacker_epochs=8, ser_epochs=10,
-                       n_boot=1000, quality_utts=8, listen_utts=4),
-    # more speakers and trials for tighter intervals (an hour or more on 2 cores)
+                       n_boot=1000, quality_utts=8, listen_utts=4, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),
+                       ecapa_recipe="small", finetune_epochs=3),
+    # more speakers and trials for tighter intervals (an hour or more on 2 cores); rung (c) with the VPC recipe
     "full": Profile("full", "default", ("dev", "test"), ("dev", "test"), attacker_epochs=15, ser_epochs=15,
-                    n_boot=1000, quality_utts=40, listen_utts=6),
+                    n_boot=1000, quality_utts=40, listen_utts=6, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),
+                    ecapa_recipe="vpc", finetune_epochs=5),
 }

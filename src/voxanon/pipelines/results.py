@@ -19,7 +19,7 @@ from voxanon.errors import DataError
 from voxanon.evaluation.results import RESULT_KINDS, AsrResult, Interval, PrivacyResult, from_dict, to_dict
 from voxanon.evaluation.scenarios import AA_LAZY, OA, OO, SCENARIOS, strongest_attacker
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 ORIGINAL = "original"
 
 
