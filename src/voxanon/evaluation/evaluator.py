@@ -39,10 +39,10 @@ class RunSettings:
     quality_utts: int
     quality_split: str
     #: the semi-informed attacker rungs to train and run (:mod:`voxanon.evaluation.ladder`)
-    rungs: tuple[str, ...] = ()
-    ecapa_recipe: str = "small"
-    attacker_epochs: int = 8
-    finetune_epochs: int = 3
+    rungs: tuple[str, ...]
+    ecapa_recipe: str
+    attacker_epochs: int
+    finetune_epochs: int
 
 
 @dataclass(frozen=True)
