@@ -11,7 +11,7 @@ from voxanon.pipelines.synth.build import build_corpus
 from voxanon.pipelines.synth.render import set_level, trim, warp
 from voxanon.pipelines.synth.sentences import load_sentences, normalize_transcript, number_words
 from voxanon.pipelines.synth.sets import (EMOTIONS, FORMANT_SIZES, CorpusPlanError, SizeSpec, assign_formant_speakers,
-                                     data_dirs, plan_corpus)
+                                          data_dirs, plan_corpus)
 from voxanon.pipelines.synth.voices import WARPS, BaseVoice, base_voices, speaker_pool
 from conftest import tree_bytes
 
