@@ -106,6 +106,12 @@ def audio_folder(tmp_path: Path) -> Path:
     return root
 
 
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` by relative path, with ``root`` itself in the bytes replaced by ROOT."""
+    return {str(p.relative_to(root)): p.read_bytes().replace(str(root).encode(), b"ROOT")
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
 def read_pcm(path: Path) -> np.ndarray:
     """The int16 samples of a WAV file."""
     return sf.read(path, dtype="int16")[0]

@@ -16,6 +16,7 @@ from voxanon.evaluation.scenarios import overstatement, strongest_attacker
 from voxanon.pipelines.benchmark import StageCache, System, default_systems, parse_system
 from voxanon.pipelines.benchmark_report import overstatement_sentence, summary_table
 from voxanon.pipelines.layout import find_layout
+from voxanon.pipelines.profiles import DEFAULT_SYSTEMS, PROFILES
 from voxanon.pipelines.results import (ORIGINAL, SCHEMA_VERSION, BenchmarkResults, DataInfo, Primary, Ranking,
                                        RunInfo, SystemRecord, load_results, rank, save_results, summary_rows)
 
@@ -40,7 +41,13 @@ def test_default_systems_are_original_plus_offline_anonymizers():
     systems = default_systems()
     assert systems[0] == System(ORIGINAL)
     methods = {s.method for s in systems[1:]}
-    assert {"mcadams", "world", "cascade", "admixture", "chain"} <= methods
+    assert {"mcadams", "world", "cascade", "admixture", "chain", "knnvc"} <= methods
+
+
+def test_default_profile_leaves_the_neural_family_to_full():
+    default = {s.method for s in default_systems(PROFILES["default"])[1:]}
+    full = {s.method for s in default_systems(PROFILES["full"])[1:]}
+    assert default == set(DEFAULT_SYSTEMS) and {"knnvc", "knnvc_blend"} <= full - default
 
 
 def test_stage_cache_reuses_matching_settings(tmp_path):

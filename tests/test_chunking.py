@@ -95,3 +95,20 @@ def test_world_peak_memory_for_one_hour_is_bounded() -> None:
     assert result["error"] is None
     row = result["rows"][0]
     assert row["rss_growth_mb"] < 1024 and row["peak_rss_mb"] < 1024 + result["rss_loaded_mb"]
+
+
+#: registered methods that do not chunk, and why their memory stays bounded or where it does not
+NOT_CHUNKED = {
+    "mcadams": "McAdamsStream bounds its working memory and is bit-identical to one piece",
+    "cascade": "cutting mid-word would change the words; its memory on long inputs is not bounded (docs/reliability.md)",
+    "admixture": "runs one component per utterance, chosen from the rng; that component's own strategy applies",
+}
+
+
+def test_every_registered_method_declares_how_it_handles_long_inputs() -> None:
+    from voxanon.anonymizers.registry import available
+
+    for name, cls in available().items():
+        if name == "chain":  # takes its first chunking step's setting (tested above)
+            continue
+        assert cls.chunking is not None or name in NOT_CHUNKED, f"{name}: declare chunking or say why not"

@@ -12,6 +12,7 @@ from voxanon.pipelines.synth.sets import KOKORO_SIZES, CorpusPlanError, speaker_
 from voxanon.errors import ConfigError, ModelError
 from voxanon.models.tts import kokoro, load_tts
 from voxanon.pipelines.corpus_check import reachability
+from conftest import tree_bytes
 
 #: the 54 packs of kokoro-js@1.2.1 (names only: planning needs no audio)
 PACKS = ("af_alloy af_aoede af_bella af_heart af_jessica af_kore af_nicole af_nova af_river af_sarah af_sky "
@@ -119,11 +120,6 @@ def test_model_bytes_match_the_shipped_sha256():
     assert hashlib.sha256(kokoro.model_bytes()).hexdigest() == expected
 
 
-def _files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes().replace(str(root).encode(), b"ROOT")
-            for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 @installed
 @pytest.mark.slow
 def test_tiny_kokoro_corpus_is_consistent_and_rebuilds_byte_identical(tmp_path):
@@ -139,7 +135,7 @@ def test_tiny_kokoro_corpus_is_consistent_and_rebuilds_byte_identical(tmp_path):
     eval_parents = {p for s in saved["speakers"].values() if s["set"] in ("dev", "test") for p in s["parents"]}
     assert not eval_parents & {p for s in saved["speakers"].values() if s["set"] == "train" for p in s["parents"]}
     build_corpus(b, size="tiny", engine="kokoro", seed=3, jobs=1, quiet=True, real=False)
-    assert _files(a) == _files(b)
+    assert tree_bytes(a) == tree_bytes(b)
 
 
 def test_cli_names_the_sizes_of_each_engine(tmp_path, capsys):

@@ -11,8 +11,9 @@ from voxanon.pipelines.synth.build import build_corpus
 from voxanon.pipelines.synth.render import set_level, trim, warp
 from voxanon.pipelines.synth.sentences import load_sentences, normalize_transcript, number_words
 from voxanon.pipelines.synth.sets import (EMOTIONS, FORMANT_SIZES, CorpusPlanError, SizeSpec, assign_formant_speakers,
-                                     data_dirs, plan_corpus)
+                                          data_dirs, plan_corpus)
 from voxanon.pipelines.synth.voices import WARPS, BaseVoice, base_voices, speaker_pool
+from conftest import tree_bytes
 
 FAKE_VOICES = ([BaseVoice("flite", "slt", "f", "slt")] + [BaseVoice("espeak-ng", f"en-us+f{i}", "f") for i in range(9)]
                + [BaseVoice("flite", "awb", "m", "awb")] + [BaseVoice("espeak-ng", f"en-us+m{i}", "m") for i in range(9)])
@@ -126,11 +127,6 @@ def tiny_corpus(tmp_path_factory):
     return root, desc
 
 
-def _files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes().replace(str(root).encode(), b"ROOT")
-            for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 @needs_engines
 @pytest.mark.slow
 def test_tiny_corpus_is_consistent(tiny_corpus):
@@ -159,10 +155,10 @@ def test_build_is_deterministic_resumable_and_guarded(tiny_corpus, tmp_path):
     root, _ = tiny_corpus
     other = tmp_path / "b"
     build_corpus(other, size=TINY, seed=5, jobs=1, quiet=True, real=False, voices=_tiny_voices())
-    assert _files(other) == _files(root)
+    assert tree_bytes(other) == tree_bytes(root)
     victim = next((other / "wav/dev").rglob("*.wav"))
     victim.unlink()
     build_corpus(other, size=TINY, seed=5, jobs=1, quiet=True, real=False, voices=_tiny_voices())
-    assert _files(other) == _files(root)
+    assert tree_bytes(other) == tree_bytes(root)
     with pytest.raises(CorpusPlanError, match="other settings"):
         build_corpus(other, size=TINY, seed=6, jobs=1, quiet=True, real=False, voices=_tiny_voices())

@@ -32,7 +32,7 @@ import dataclasses
 
 import numpy as np
 
-from voxanon.anonymizers.base import Anonymizer, param
+from voxanon.anonymizers.base import Anonymizer, Chunking, param
 from voxanon.anonymizers.knnvc_targets import MatchingSet, dir_sources, interpolate_frames, matching_set, tts_sources
 from voxanon.audio.io import resample
 from voxanon.errors import ConfigError
@@ -102,6 +102,9 @@ class KnnVc(Anonymizer):
     Config = KnnVcConfig
     sample_rate = 16000
     needs_model = True
+    #: long inputs in 20-s chunks (inside one 30-s Whisper window), 1 s of context each side: memory stays
+    #: bounded for any duration; every chunk draws the same target from the utterance's rng
+    chunking = Chunking(seconds=20.0, overlap=1.0, fade=0.05)
 
     def __init__(self, config: KnnVcConfig | None = None, **params) -> None:
         super().__init__(config, **params)

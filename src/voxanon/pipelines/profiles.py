@@ -33,16 +33,23 @@ class Profile:
     systems: tuple[str, ...] | None = None
 
 
+#: the default profile's anonymizers (besides the original)
+DEFAULT_SYSTEMS = ("admixture", "cascade", "chain", "f0_mean_reversion", "f0_noise", "f0_scale", "mcadams",
+                   "segment_scaling", "world")
+
 PROFILES = {
     # CI and first contact: three systems, test split, short training; the cheap rungs: back-end and small ECAPA
     "quick": Profile("quick", "small", ("test",), ("test",), attacker_epochs=4, ser_epochs=6, n_boot=200,
                      quality_utts=4, listen_utts=2, rungs=(AA_BACKEND, AA_SEMI), ecapa_recipe="small",
                      finetune_epochs=0, systems=("mcadams", "world")),
-    # the main job: every offline anonymizer on the small corpus; attacks on dev and test, WER on test
+    # the main job: the signal-processing and cascade anonymizers on the small corpus; attacks on dev and
+    # test, WER on test. The neural kNN-VC family is left to `full`: it costs about 1.5 CPU-seconds per
+    # second of audio (HiFi-GAN dominates), ~17 CPU-minutes for this profile's audio, past its 20-min budget
     "default": Profile("default", "small", ("dev", "test"), ("test",), attacker_epochs=8, ser_epochs=10,
                        n_boot=1000, quality_utts=8, listen_utts=4, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),
-                       ecapa_recipe="small", finetune_epochs=3),
-    # more speakers and trials for tighter intervals (an hour or more on 2 cores); rung (c) with the VPC recipe
+                       ecapa_recipe="small", finetune_epochs=3, systems=DEFAULT_SYSTEMS),
+    # every offline anonymizer (kNN-VC included); more speakers and trials for tighter intervals
+    # (an hour or more on 2 cores); rung (c) with the VPC recipe
     "full": Profile("full", "default", ("dev", "test"), ("dev", "test"), attacker_epochs=15, ser_epochs=15,
                     n_boot=1000, quality_utts=40, listen_utts=6, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),
                     ecapa_recipe="vpc", finetune_epochs=5),
