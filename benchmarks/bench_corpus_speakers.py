@@ -32,7 +32,7 @@ import numpy as np
 
 from voxanon.audio.io import load_audio
 from voxanon.pipelines.synth.kokoro_speakers import assign_speakers
-from voxanon.pipelines.synth.sentences import load_sentences
+from voxanon.data.sentences import load_sentences
 from voxanon.pipelines.synth.sets import SAMPLE_RATE, SizeSpec, plan_corpus, speaker_needs
 from voxanon.metrics import compute_eer
 from voxanon.models.speaker import load_encoder

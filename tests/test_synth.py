@@ -9,7 +9,7 @@ from voxanon.models.tts import cli_engines as tts
 from voxanon.data.kaldi import read_data_dir
 from voxanon.pipelines.synth.build import build_corpus
 from voxanon.pipelines.synth.render import set_level, trim, warp
-from voxanon.pipelines.synth.sentences import load_sentences, normalize_transcript, number_words
+from voxanon.data.sentences import load_sentences, normalize_transcript, number_words
 from voxanon.pipelines.synth.sets import (EMOTIONS, FORMANT_SIZES, CorpusPlanError, SizeSpec, assign_formant_speakers,
                                           data_dirs, plan_corpus)
 from voxanon.pipelines.synth.voices import WARPS, BaseVoice, base_voices, speaker_pool

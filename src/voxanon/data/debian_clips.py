@@ -21,7 +21,7 @@ import numpy as np
 
 from voxanon.audio.io import load_audio, resample, write_wav
 from voxanon.data.kaldi import DataDir
-from voxanon.pipelines.synth.sentences import normalize_transcript, number_words
+from voxanon.data.sentences import normalize_transcript, number_words
 
 SAMPLE_RATE = 16000
 #: median F0 (Hz) above which a speaker is labelled female

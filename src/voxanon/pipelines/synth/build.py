@@ -32,7 +32,7 @@ from voxanon.data.debian_clips import build_real_subset
 from voxanon.data.kaldi import DataDir, write_data_dir
 from voxanon.pipelines.synth import kokoro_speakers
 from voxanon.pipelines.synth.render import render
-from voxanon.pipelines.synth.sentences import load_sentences
+from voxanon.data.sentences import load_sentences
 from voxanon.pipelines.synth.sets import (EMOTIONS, N_FOLDS, SAMPLE_RATE, SIZES, CorpusPlanError, Plan, SizeSpec,
                                           assign_formant_speakers, data_dirs, plan_corpus, speaker_needs)
 from voxanon.pipelines.synth.voices import BaseVoice, base_voices, missing_voices

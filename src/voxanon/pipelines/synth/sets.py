@@ -29,7 +29,7 @@ from voxanon.errors import DataError
 from voxanon.data import names
 from voxanon.data.kaldi import DataDir, Trial
 from voxanon.pipelines.synth.seeding import unit
-from voxanon.pipelines.synth.sentences import Sentence
+from voxanon.data.sentences import Sentence
 from voxanon.pipelines.synth.voices import BaseVoice, Speaker, speaker_pool
 
 SAMPLE_RATE = 16000
