@@ -55,10 +55,11 @@ def register(commands) -> None:
                                   "(libri_test_enrolls, ..., IEMOCAP_all); default: build the offline corpus")
     p.add_argument("--system", dest="systems", action="append", metavar="SPEC",
                    help="'original', a method name, or LABEL=METHOD:{json params}; repeatable "
-                        "(default: original + every offline anonymizer; --quick: original, mcadams, world)")
+                        "(default: original + the profile's anonymizers; --quick: original, mcadams, world)")
     p.add_argument("--profile", choices=sorted(PROFILES), default="default",
-                   help="quick: 3 systems, test split, small corpus (minutes); default: all offline systems, "
-                        "dev+test, small corpus; full: the larger corpus (an hour or more)")
+                   help="quick: 3 systems, test split, small corpus, attacker rungs (a) and small (c); default: the 9 "
+                        "signal-processing and cascade anonymizers, dev+test, small corpus, rungs (a)-(c); full: "
+                        "every offline anonymizer (kNN-VC included), the larger corpus, VPC-recipe ECAPA (hours)")
     p.add_argument("--quick", action="store_true", help="same as --profile quick (a few minutes; for CI)")
     p.add_argument("--seed", type=int, default=0, help="global seed (corpus and anonymization)")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
