@@ -42,7 +42,7 @@ def unit(x: np.ndarray) -> np.ndarray:
 
 def similarity(pairs: list[tuple[str, str]], seed: int) -> None:
     from voxanon.data.kaldi import read_data_dir
-    from voxanon.data.synth.sentences import load_sentences
+    from voxanon.data.sentences import load_sentences
     from voxanon.models.speaker import load_encoder
 
     enc = load_encoder("ge2e")
@@ -70,7 +70,7 @@ def similarity(pairs: list[tuple[str, str]], seed: int) -> None:
 def layers(target: str, n_sentences: int) -> None:
     import torch
 
-    from voxanon.data.synth.sentences import load_sentences
+    from voxanon.data.sentences import load_sentences
     from voxanon.metrics.wer import wer
     from voxanon.models.asr import load_asr
     from voxanon.models.content import load_content_encoder

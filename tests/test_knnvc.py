@@ -115,3 +115,13 @@ def test_original_release_vocoder_checks_the_encoder(tmp_path):
     torch.save({"generator": Generator(PRESETS["knnvc"]).state_dict()}, tmp_path / "prematch_g_02500000.pt")
     with pytest.raises(VocoderError, match="1024-d features"):
         load_vocoder(f"hifigan-knnvc:{tmp_path / 'prematch_g_02500000.pt'}|hf:{tmp_path / 'wavlm'}:6")
+
+
+@pytest.mark.slow
+def test_default_targets_are_synthesised_from_tts_voices(tmp_path, monkeypatch):
+    # the path users get without targets=DIR: sentences from the corpus pool read by TTS voices
+    monkeypatch.setenv("VOXANON_CACHE", str(tmp_path / "cache"))
+    anon = KnnVc(voices=("espeak-ng:en-us",), n_sentences=2)
+    (target,) = anon.targets()
+    assert target.keys.shape[0] == target.values.shape[0] > 50
+    assert len(list((tmp_path / "cache" / "knnvc").glob("*.npz"))) == 1

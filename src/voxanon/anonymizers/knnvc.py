@@ -128,7 +128,7 @@ class KnnVc(Anonymizer):
             if self.config.targets:
                 sources = dir_sources(self.config.targets)
             else:
-                from voxanon.data.synth.sentences import load_sentences
+                from voxanon.data.sentences import load_sentences
 
                 texts = [s.text for s in load_sentences()[: self.config.n_sentences]]
                 sources = tts_sources(self.config.voices, texts)
