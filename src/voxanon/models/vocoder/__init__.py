@@ -18,8 +18,12 @@ __all__ = ["Vocoder", "VocoderError", "load_vocoder"]
 
 
 @functools.lru_cache(maxsize=4)
-def load_vocoder(spec: str = "hifigan-universal", *, threads: int = 0) -> Vocoder:
-    """Load a vocoder once per process; ``threads > 0`` sets torch's intra-op threads."""
+def load_vocoder(spec: str = "hifigan-universal", *, threads: int = 0, engine: str = "auto") -> Vocoder:
+    """Load a vocoder once per process.
+
+    ``threads > 0`` sets the intra-op threads (torch's and ONNX Runtime's); ``engine``
+    runs a HiFi-GAN generator: ``torch``, ``onnx`` or ``auto`` (ONNX Runtime when installed).
+    """
     if spec == "world":
         from voxanon.models.vocoder.world import WorldVocoder
 
@@ -32,12 +36,13 @@ def load_vocoder(spec: str = "hifigan-universal", *, threads: int = 0) -> Vocode
         if threads > 0:
             torch.set_num_threads(threads)
         path = universal_checkpoint() if spec == "hifigan-universal" else spec.partition(":")[2]
-        return HifiganVocoder(load_generator(path), spec)
+        return HifiganVocoder(load_generator(path), spec, engine=engine, threads=threads)
     if spec.startswith("hifigan-knnvc:") and "|" in spec:
         from voxanon.models.content import load_content_encoder
         from voxanon.models.vocoder.hifigan import PRESETS, FeatureVocoder, load_generator
 
         path, _, encoder = spec.partition(":")[2].partition("|")
-        return FeatureVocoder(load_generator(path, PRESETS["knnvc"]), load_content_encoder(encoder), spec)
+        return FeatureVocoder(load_generator(path, PRESETS["knnvc"]), load_content_encoder(encoder), spec,
+                              engine=engine, threads=threads)
     raise VocoderError(f"unknown vocoder {spec!r}; use hifigan-universal, hifigan:<checkpoint>, "
                        f"hifigan-knnvc:<checkpoint>|<encoder spec> or world")

@@ -34,6 +34,7 @@ from torch import nn
 from voxanon.audio.io import resample
 from voxanon.dsp.mel import slaney_mel_filters
 from voxanon.models.vocoder.base import Vocoder, VocoderError
+from voxanon.models.vocoder.onnx_engine import OnnxGenerator, resolve_engine
 
 LRELU_SLOPE = 0.1
 
@@ -239,10 +240,18 @@ class MelFrontend(nn.Module):
 
 
 class HifiganVocoder(Vocoder):
-    """HiFi-GAN with its front-end; features are ``(T, num_mels)`` float32 log-mels."""
+    """HiFi-GAN with its front-end; features are ``(T, num_mels)`` float32 log-mels.
 
-    def __init__(self, generator: Generator, name: str, *, chunk_frames: int = 512, context: int = 16) -> None:
+    ``engine`` runs the generator: ``torch``, ``onnx`` (ONNX Runtime on a cached
+    export, :mod:`voxanon.models.vocoder.onnx_engine`) or ``auto`` (ONNX Runtime
+    when installed, the faster one); ``threads > 0`` sets ONNX Runtime's intra-op threads.
+    """
+
+    def __init__(self, generator: Generator, name: str, *, chunk_frames: int = 512, context: int = 16,
+                 engine: str = "auto", threads: int = 0) -> None:
         self.generator = generator
+        self.engine = resolve_engine(engine)
+        self._run = OnnxGenerator(generator, threads) if self.engine == "onnx" else generator
         self.cfg = generator.cfg
         self.frontend = MelFrontend(self.cfg)
         self.name = name
@@ -267,7 +276,7 @@ class HifiganVocoder(Vocoder):
         for start in range(0, n, self.chunk_frames):
             stop = min(n, start + self.chunk_frames)
             lo, hi = max(0, start - ctx), min(n, stop + ctx)
-            audio = self.generator(mel[..., lo:hi])[0, 0]
+            audio = self._run(mel[..., lo:hi])[0, 0]
             pieces.append(audio[(start - lo) * hop:(stop - lo) * hop])
         return torch.cat(pieces).numpy() if pieces else np.zeros(0, dtype=np.float32)
 
