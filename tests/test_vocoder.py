@@ -15,6 +15,7 @@ from voxanon.dsp.mel import slaney_mel_filters
 from voxanon.models.vocoder import load_vocoder
 from voxanon.models.vocoder.hifigan import PRESETS, Generator, HifiganConfig, HifiganVocoder, load_generator
 from voxanon.models.vocoder.base import VocoderError
+from voxanon.models.vocoder.onnx_engine import Conv2dGenerator
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*weight_norm.*is deprecated:FutureWarning")
 
@@ -240,3 +241,16 @@ def test_universal_onnx_engine_equals_torch(user_cache):
     mel = voc.analyze(wav[:sr], sr)
     onnx_voc = HifiganVocoder(voc.generator, "u", engine="onnx")
     np.testing.assert_allclose(onnx_voc.synthesize(mel), voc.synthesize(mel), atol=1e-4)
+
+
+@pytest.mark.parametrize("cfg", [tiny("1"), HifiganConfig(**{**TINY, "hubert_dim": 12, "hifi_dim": 8})],
+                         ids=["v1", "feature-input"])
+def test_conv2d_form_of_the_generator_is_the_same_function(tmp_path, cfg):
+    reference_checkpoint(cfg, tmp_path / "g")
+    gen = load_generator(tmp_path / "g", cfg)
+    mel = torch.randn(1, cfg.hubert_dim or cfg.num_mels, 30)
+    with torch.no_grad():
+        np.testing.assert_allclose(Conv2dGenerator(gen)(mel).numpy(), gen(mel).numpy(), atol=1e-6)
+    if importlib.util.find_spec("onnx") and importlib.util.find_spec("onnxruntime"):
+        voc = HifiganVocoder(gen, "tiny", engine="onnx")
+        np.testing.assert_allclose(voc._run(mel).numpy(), gen(mel).numpy(), atol=1e-5)
