@@ -195,15 +195,22 @@ def load_state_checked(module: nn.Module, state: Mapping[str, torch.Tensor], wha
     module.load_state_dict({k: v.float() for k, v in state.items()})
 
 
+def config_next_to(path: str | os.PathLike, default: HifiganConfig) -> HifiganConfig:
+    """The config of the ``config.json`` in the checkpoint's folder, else ``default``."""
+    cfg_path = os.path.join(os.path.dirname(os.fspath(path)), "config.json")
+    if not os.path.exists(cfg_path):
+        return default
+    with open(cfg_path) as fh:
+        return HifiganConfig.from_dict(json.load(fh))
+
+
 def load_generator(path: str | os.PathLike, cfg: HifiganConfig | None = None) -> Generator:
     """Generator from a reference-layout checkpoint (``{"generator": state_dict}``), in eval mode.
 
     ``cfg`` defaults to the ``config.json`` next to the checkpoint, else V1.
     """
     path = os.fspath(path)
-    if cfg is None:
-        cfg_path = os.path.join(os.path.dirname(path), "config.json")
-        cfg = HifiganConfig.from_dict(json.load(open(cfg_path))) if os.path.exists(cfg_path) else PRESETS["v1"]
+    cfg = cfg or config_next_to(path, PRESETS["v1"])
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
@@ -271,6 +278,10 @@ class HifiganVocoder(Vocoder):
             pieces.append(audio[(start - lo) * hop:(stop - lo) * hop])
         return torch.cat(pieces).numpy() if pieces else np.zeros(0, dtype=np.float32)
 
+    def level_mels(self, wav: np.ndarray, sr: int, features: np.ndarray) -> np.ndarray:
+        """``(len(features), num_mels)`` natural-log mels of ``wav`` (whose features these are), for loudness."""
+        return features
+
 
 class FeatureVocoder(HifiganVocoder):
     """A HiFi-GAN that vocodes content-encoder features (kNN-VC's prematched WavLM-Large layer-6 vocoder)."""
@@ -284,6 +295,11 @@ class FeatureVocoder(HifiganVocoder):
 
     def analyze(self, wav: np.ndarray, sr: int) -> np.ndarray:
         return self.encoder.encode(wav, sr)
+
+    def level_mels(self, wav: np.ndarray, sr: int, features: np.ndarray) -> np.ndarray:
+        """The front-end's log-mels of ``wav``, one per feature frame (the features say nothing of loudness)."""
+        mel = HifiganVocoder.analyze(self, wav, sr)
+        return mel[np.minimum(np.arange(len(features)), len(mel) - 1)]
 
 
 def universal_checkpoint() -> str:
