@@ -125,7 +125,7 @@ def test_wrong_checkpoints_name_the_key(tmp_path):
         load_content_encoder(save("a.pt", drop=("encoder.layers.1.fc2.bias",)))
     with pytest.raises(ContentError, match=r"unexpected key 'encoder.layers.2.fc1.weight'"):
         load_content_encoder(save("b.pt", add={"encoder.layers.2.fc1.weight": torch.zeros(128, 64)}))
-    with pytest.raises(ContentError, match=r"'encoder.layers.0.fc1.weight' has shape \(128, 64\), its cfg implies "
+    with pytest.raises(ContentError, match=r"'encoder.layers.0.fc1.weight' has shape \(128, 64\), expected "
                                            r"\(256, 64\)"):
         bad = save("c.pt")
         torch.save({"cfg": {**SMALL_CFG, "encoder_ffn_embed_dim": 256}, "model": torch.load(tmp_path / "c.pt")["model"]},

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 
 import torch
 
+from voxanon.models.checkpoint import check_state_keys, load_checkpoint
 from voxanon.models.content.base import ContentError
 
 #: what a layer's unilm sub-key becomes under ``encoder.layers.<i>.``
@@ -145,44 +146,28 @@ def convert_state(state: Mapping[str, torch.Tensor], cfg: Mapping, expected: Map
 
     Raises ContentError naming the first missing, unexpected or mis-shaped unilm key.
     """
-    pos = "encoder.pos_conv_embed.conv."
+    pos, proj = "encoder.pos_conv_embed.conv.", "feature_projection.projection."
     g, v = ((pos + "parametrizations.weight.original0", pos + "parametrizations.weight.original1")
             if pos + "parametrizations.weight.original0" in expected else (pos + "weight_g", pos + "weight_v"))
     key_map = unilm_key_map(cfg, g, v)
-    missing = [k for k in key_map if k not in state]
-    if missing:
-        raise ContentError(f"{what}: missing key {missing[0]!r} ({len(missing)} missing); is this a WavLM "
-                           f"checkpoint in the unilm layout, and does its cfg match its weights?")
-    unexpected = [k for k in state if k not in key_map]
-    if unexpected:
-        raise ContentError(f"{what}: unexpected key {unexpected[0]!r} ({len(unexpected)} unexpected); "
-                           f"its cfg does not describe these weights")
-    out = {}
-    for src, dst in key_map.items():
-        if tuple(state[src].shape) != tuple(expected[dst].shape):
-            raise ContentError(f"{what}: key {src!r} has shape {tuple(state[src].shape)}, its cfg implies "
-                               f"{tuple(expected[dst].shape)}")
-        out[dst] = state[src].float()
-    proj = "feature_projection.projection."
+    targets = set(key_map.values())
+    drift = sorted(targets.difference(expected)) + [k for k in expected if k not in targets and not k.startswith(proj)]
+    if drift:
+        raise ContentError(f"{what}: transformers' WavLMModel and the unilm layout differ at {drift[0]!r}; "
+                           f"use a transformers version whose WavLM has the same modules (tested with 5.24)")
+    check_state_keys(state, {src: tuple(expected[dst].shape) for src, dst in key_map.items()}, what,
+                     ContentError, "is this a WavLM checkpoint in the unilm layout, and does its cfg fit its weights?")
+    out = {dst: state[src].float() for src, dst in key_map.items()}
     if proj + "weight" not in out:                       # no post_extract_proj: conv width == model width
         out[proj + "weight"] = torch.eye(expected[proj + "weight"].shape[0])
         out[proj + "bias"] = torch.zeros(expected[proj + "bias"].shape)
-    left = [k for k in expected if k not in out]
-    if left:
-        raise ContentError(f"{what}: no checkpoint key provides transformers' {left[0]!r}; "
-                           f"this transformers version's WavLMModel differs from the unilm layout")
     return out
 
 
 def read_checkpoint(path: str | os.PathLike) -> tuple[dict, dict[str, torch.Tensor]]:
     """``(cfg, model state dict)`` of a unilm ``WavLM*.pt``, or ContentError saying what is wrong."""
     path = os.fspath(path)
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise ContentError(f"WavLM checkpoint not found: {path}") from None
-    except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad checkpoint
-        raise ContentError(f"WavLM checkpoint {path} cannot be read: {exc}") from exc
+    ckpt = load_checkpoint(path, "WavLM checkpoint", ContentError)
     if not isinstance(ckpt, Mapping) or not {"cfg", "model"} <= set(ckpt):
         keys = sorted(ckpt)[:5] if isinstance(ckpt, Mapping) else type(ckpt).__name__
         raise ContentError(f"{path}: not a unilm WavLM checkpoint (needs 'cfg' and 'model', found {keys}); "

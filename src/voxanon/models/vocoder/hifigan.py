@@ -33,6 +33,7 @@ from torch import nn
 
 from voxanon.audio.io import resample
 from voxanon.dsp.mel import slaney_mel_filters
+from voxanon.models.checkpoint import check_state_keys, load_checkpoint
 from voxanon.models.vocoder.base import Vocoder, VocoderError
 
 LRELU_SLOPE = 0.1
@@ -179,19 +180,8 @@ def fold_weight_norm(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tenso
 
 def load_state_checked(module: nn.Module, state: Mapping[str, torch.Tensor], what: str) -> None:
     """``load_state_dict`` that names the first missing, unexpected or mis-shaped key."""
-    expected = module.state_dict()
-    missing = [k for k in expected if k not in state]
-    if missing:
-        raise VocoderError(f"{what}: missing key {missing[0]!r} ({len(missing)} missing); "
-                           f"is this a checkpoint of this architecture/config?")
-    unexpected = [k for k in state if k not in expected]
-    if unexpected:
-        raise VocoderError(f"{what}: unexpected key {unexpected[0]!r} ({len(unexpected)} unexpected); "
-                           f"the config does not match the checkpoint")
-    for k, v in expected.items():
-        if tuple(state[k].shape) != tuple(v.shape):
-            raise VocoderError(f"{what}: key {k!r} has shape {tuple(state[k].shape)}, "
-                               f"the config expects {tuple(v.shape)}")
+    shapes = {k: tuple(v.shape) for k, v in module.state_dict().items()}
+    check_state_keys(state, shapes, what, VocoderError, "is this a checkpoint of this architecture and config?")
     module.load_state_dict({k: v.float() for k, v in state.items()})
 
 
@@ -211,12 +201,7 @@ def load_generator(path: str | os.PathLike, cfg: HifiganConfig | None = None) ->
     """
     path = os.fspath(path)
     cfg = cfg or config_next_to(path, PRESETS["v1"])
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise VocoderError(f"HiFi-GAN checkpoint not found: {path}") from None
-    except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad checkpoint
-        raise VocoderError(f"HiFi-GAN checkpoint {path} cannot be read: {exc}") from exc
+    ckpt = load_checkpoint(path, "HiFi-GAN checkpoint", VocoderError)
     if not isinstance(ckpt, Mapping) or "generator" not in ckpt:
         keys = list(ckpt)[:5] if isinstance(ckpt, Mapping) else type(ckpt).__name__
         raise VocoderError(f"{path}: no 'generator' key (found {keys}); expected a HiFi-GAN g_* checkpoint")
