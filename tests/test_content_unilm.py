@@ -81,6 +81,38 @@ def reference_front_end(state: dict, cfg: dict, wav: torch.Tensor) -> torch.Tens
     return (x + F.gelu(pos).transpose(1, 2))[0]
 
 
+def reference_position_bias(table: torch.Tensor, n: int, max_distance: int) -> torch.Tensor:
+    """``(heads, n, n)`` relative position bias: T5-style log buckets, half per direction."""
+    rel = torch.arange(n)[None, :] - torch.arange(n)[:, None]
+    half = table.shape[0] // 2
+    exact = half // 2
+    dist = rel.abs()
+    far = exact + (torch.log(dist.clamp(min=1).float() / exact) / np.log(max_distance / exact)
+                   * (half - exact)).long()
+    bucket = (rel > 0).long() * half + torch.where(dist < exact, dist, far.clamp(max=half - 1))
+    return table[bucket].permute(2, 0, 1)
+
+
+def reference_layer(x: torch.Tensor, state: dict, i: int, heads: int, bias: torch.Tensor) -> torch.Tensor:
+    """One pre-LN WavLM layer on ``(T, D)`` from the unilm tensors: attention with gated relative position bias."""
+    p = {k.split(f"encoder.layers.{i}.")[1]: v for k, v in state.items() if k.startswith(f"encoder.layers.{i}.")}
+    n, d = x.shape
+    h = F.layer_norm(x, (d,), p["self_attn_layer_norm.weight"], p["self_attn_layer_norm.bias"])
+
+    def split(y):                                                         # (T, D) -> (heads, T, D / heads)
+        return y.view(n, heads, -1).transpose(0, 1)
+
+    q, k, v = (split(F.linear(h, p[f"self_attn.{c}_proj.weight"], p[f"self_attn.{c}_proj.bias"])) for c in "qkv")
+    proj = F.linear(split(h), p["self_attn.grep_linear.weight"], p["self_attn.grep_linear.bias"])
+    gate_a, gate_b = torch.sigmoid(proj.view(heads, n, 2, 4).sum(-1)).chunk(2, dim=-1)
+    gate = gate_a * (gate_b * p["self_attn.grep_a"][0] - 1.0) + 2.0     # (heads, T, 1)
+    scores = q @ k.transpose(1, 2) / (d // heads) ** 0.5 + gate * bias
+    attn = (scores.softmax(-1) @ v).transpose(0, 1).reshape(n, d)
+    x = x + F.linear(attn, p["self_attn.out_proj.weight"], p["self_attn.out_proj.bias"])
+    h = F.layer_norm(x, (d,), p["final_layer_norm.weight"], p["final_layer_norm.bias"])
+    return x + F.linear(F.gelu(F.linear(h, p["fc1.weight"], p["fc1.bias"])), p["fc2.weight"], p["fc2.bias"])
+
+
 def test_encoder_spec_layers_and_front_end(small):
     path, state = small
     enc = load_content_encoder(f"wavlm-pt:{path}:2")
@@ -91,6 +123,12 @@ def test_encoder_spec_layers_and_front_end(small):
         ref0 = reference_front_end(state, SMALL_CFG, torch.from_numpy(wav))
     assert len(hidden) == 3 and hidden[0].shape == (1, 49, 64)
     np.testing.assert_allclose(hidden[0][0].numpy(), ref0.numpy(), atol=1e-5)
+    # every layer from the one before, with layer 0's bias table shared by all layers (49 frames reach the log buckets)
+    bias = reference_position_bias(state["encoder.layers.0.self_attn.relative_attention_bias.weight"], 49,
+                                   SMALL_CFG["max_distance"])
+    for i in (0, 1):
+        ref = reference_layer(hidden[i][0], state, i, SMALL_CFG["encoder_attention_heads"], bias)
+        np.testing.assert_allclose(hidden[i + 1][0].numpy(), ref.numpy(), atol=1e-4)
     np.testing.assert_allclose(enc.encode(wav, 16000), hidden[2][0].numpy(), atol=1e-5)
     assert not np.allclose(hidden[1][0].numpy(), hidden[2][0].numpy(), atol=1e-2)   # the layers do something
     assert load_content_encoder(f"wavlm-pt:{path}:1").layer == 1
