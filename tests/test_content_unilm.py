@@ -131,7 +131,10 @@ def test_encoder_spec_layers_and_front_end(small):
         np.testing.assert_allclose(hidden[i + 1][0].numpy(), ref.numpy(), atol=1e-4)
     np.testing.assert_allclose(enc.encode(wav, 16000), hidden[2][0].numpy(), atol=1e-5)
     assert not np.allclose(hidden[1][0].numpy(), hidden[2][0].numpy(), atol=1e-2)   # the layers do something
-    assert load_content_encoder(f"wavlm-pt:{path}:1").layer == 1
+    # a lower layer runs only the layers up to it, and gives what the full model gives at that layer
+    first = load_content_encoder(f"wavlm-pt:{path}:1")
+    assert first.layer == 1 and len(first.model.encoder.layers) == 1 and len(enc.model.encoder.layers) == 2
+    np.testing.assert_allclose(first.encode(wav, 16000), hidden[1][0].numpy(), atol=1e-5)
     with pytest.raises(ContentError, match="layer 6 does not exist"):      # default layer 6 (kNN-VC's) needs >= 6
         load_content_encoder(f"wavlm-pt:{path}")
 

@@ -7,7 +7,9 @@ of different lengths are encoded one by one (these models were not trained with
 padding masks in every variant, so padding could change the features); inputs
 longer than ``max_seconds`` go in overlapping windows, each frame taken from
 the window whose centre is nearest. The model comes from a directory
-(:meth:`HfContent.from_dir`) or from a converter (:mod:`.unilm`).
+(:meth:`HfContent.from_dir`) or from a converter (:mod:`.unilm`); the
+transformer layers above the chosen one are dropped from it (kNN-VC's layer 6
+of WavLM-Large's 24 runs a quarter of the encoder).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class HfContent(ContentEncoder):
         self.model = model.eval()
         self.n_layers = config.num_hidden_layers
         self.layer = self.check_layer(layer)
+        if self.layer < self.n_layers:          # later layers cannot change this one: run only those up to it
+            model.encoder.layers = model.encoder.layers[: max(self.layer, 1)]
         self.dim = config.hidden_size
         stride = int(np.prod(config.conv_stride))
         self.frame_rate = SAMPLE_RATE / stride
