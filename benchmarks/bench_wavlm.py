@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import resource
-import statistics
 import sys
 import tempfile
 import time
@@ -31,22 +30,13 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bench_vocoder import rtf  # noqa: E402 - same folder: median CPU seconds per audio second
 from unilm_wavlm_checkpoint import LARGE_CFG, write_checkpoint  # noqa: E402
 
 from voxanon.audio.io import resample  # noqa: E402
 from voxanon.models.content import load_content_encoder  # noqa: E402
 from voxanon.models.content.hf import HfContent  # noqa: E402
 from voxanon.models.content.unilm import load_unilm_wavlm  # noqa: E402
-
-
-def rtf(fn, seconds: float, repeats: int) -> float:
-    """Median process CPU seconds per audio second of ``fn()``."""
-    times = []
-    for _ in range(repeats):
-        t = time.process_time()
-        fn()
-        times.append(time.process_time() - t)
-    return statistics.median(times) / seconds
 
 
 def main() -> None:
