@@ -33,8 +33,9 @@ from voxanon.atomic import atomic_open
 from voxanon.audio.io import load_audio, resample
 from voxanon.errors import DataError
 
-#: bump when the matching-set computation changes (invalidates caches)
-FORMAT_VERSION = 1
+#: bump when the matching-set computation changes (invalidates caches). 2: feature vocoders' target
+#: silence is trimmed on the waveform's mels (version 1 trimmed on the features and kept the silence)
+FORMAT_VERSION = 2
 
 
 @dataclasses.dataclass(frozen=True)
