@@ -136,8 +136,10 @@ def test_hf_encoders_any_layer(tmp_path, kind):
     assert (enc.layer, enc.dim, enc.frame_rate) == (2, 32, 50.0)
     wav = np.random.default_rng(1).normal(0, 0.1, 16000).astype(np.float32)
     feats = enc.encode(wav, 16000)
+    full = transformers.AutoModel.from_pretrained(tmp_path / kind).eval()     # the encoder runs layers 1-2 of 3
     with torch.inference_mode():
-        ref = enc.model(torch.from_numpy(wav)[None], output_hidden_states=True).hidden_states[2][0].numpy()
+        ref = full(torch.from_numpy(wav)[None], output_hidden_states=True).hidden_states[2][0].numpy()
+    assert len(enc.model.encoder.layers) == 2
     np.testing.assert_allclose(feats, ref, atol=1e-5)
     enc.window, enc.hop = 6400, 4800                    # force overlapping windows on a 1 s input
     assert enc.encode(wav, 16000).shape == ref.shape

@@ -125,3 +125,68 @@ def test_default_targets_are_synthesised_from_tts_voices(tmp_path, monkeypatch):
     (target,) = anon.targets()
     assert target.keys.shape[0] == target.values.shape[0] > 50
     assert len(list((tmp_path / "cache" / "knnvc").glob("*.npz"))) == 1
+
+
+def small_prematched_vocoder(folder: Path, dim: int) -> Path:
+    """A random HiFi-GAN in the layout of kNN-VC's ``prematch_g_02500000.pt`` (weight-normed, ``lin_pre``),
+    sized down (``dim``-d input features, 32 channels) and described by a ``config.json`` next to it."""
+    import json
+
+    import torch
+
+    from voxanon.models.vocoder.hifigan import Generator, HifiganConfig
+
+    cfg = {"resblock": "1", "upsample_rates": [10, 8, 2, 2], "upsample_kernel_sizes": [20, 16, 4, 4],
+           "upsample_initial_channel": 32, "resblock_kernel_sizes": [3, 7, 11],
+           "resblock_dilation_sizes": [[1, 3, 5]] * 3, "hubert_dim": dim, "hifi_dim": 32, "num_mels": 80,
+           "n_fft": 1024, "hop_size": 320, "win_size": 1024, "sampling_rate": 16000, "fmin": 0, "fmax": 8000,
+           "segment_size": 7040, "num_gpus": 0}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(cfg))
+    torch.manual_seed(0)
+    gen = Generator(HifiganConfig.from_dict(cfg))
+    for m in gen.modules():
+        if isinstance(m, (torch.nn.Conv1d, torch.nn.ConvTranspose1d)):
+            torch.nn.utils.weight_norm(m)
+    torch.save({"generator": gen.state_dict(), "steps": 2500000}, folder / "prematch_g_02500000.pt")
+    return folder / "prematch_g_02500000.pt"
+
+
+@pytest.mark.filterwarnings("ignore:.*weight_norm.*is deprecated:FutureWarning")
+def test_original_release_layout_end_to_end(tmp_path, monkeypatch):
+    """kNN-VC as released (WavLM layer 6 keys = values, prematched HiFi-GAN), on generated checkpoints:
+    ``--param encoder=wavlm-pt:<WavLM .pt>:<layer> --param vocoder=hifigan-knnvc:<prematch checkpoint>``."""
+    pytest.importorskip("transformers")
+    from unilm_wavlm_checkpoint import SMALL_CFG, write_checkpoint
+
+    from voxanon.anonymizers.registry import build
+
+    monkeypatch.setenv("VOXANON_CACHE", str(tmp_path / "cache"))
+    write_checkpoint(tmp_path / "WavLM-Small.pt", SMALL_CFG)
+    vocoder = small_prematched_vocoder(tmp_path / "hifigan", SMALL_CFG["encoder_embed_dim"])
+    clips = sorted(LIBRIVOX.glob("*.flac"))
+    targets = tmp_path / "targets"
+    for name, clip in (("t1", clips[1]), ("t2", clips[2])):
+        wav, sr = sf.read(clip, dtype="float32")
+        (targets / name).mkdir(parents=True)
+        sf.write(targets / name / "a.wav", np.concatenate([wav[: 2 * sr], np.zeros(sr, np.float32)]), sr)
+    anon = build("knnvc", {"encoder": f"wavlm-pt:{tmp_path / 'WavLM-Small.pt'}:2", "vocoder": f"hifigan-knnvc:{vocoder}",
+                           "targets": str(targets), "k": "4"})
+    encoder, voc = anon.models()
+    assert voc.encoder is encoder and (voc.sample_rate, voc.hop_length) == (16000, 320)
+    sets = anon.targets()
+    for ms in sets:
+        # values are the WavLM features themselves; keys their unit-norm copies; the 1 s of silence is trimmed
+        assert ms.values.shape[1] == 64
+        np.testing.assert_allclose(ms.keys, ms.values / np.linalg.norm(ms.values, axis=1, keepdims=True), atol=1e-5)
+        assert 80 < len(ms.values) < 2 * 50 + 10
+    source, sr = sf.read(clips[0], dtype="float32")
+    source = source[: int(1.5 * sr)]
+    out, out_sr = anon.anonymize(source, sr, utterance_rng(0, "u1"))
+    assert out_sr == sr and len(out) == len(source) and out.dtype == np.float32
+    assert np.isfinite(out).all() and np.abs(out).max() > 1e-4
+    # every output frame is vocoded from the mean of 4 target frames: matching against one target's features
+    query = anon.query(source, sr)
+    mel, _ = knn_match(query, sets[0].keys, sets[0].values, 4)
+    assert mel.shape == (len(query), 64)
+    assert len(list((tmp_path / "cache" / "knnvc").glob("*.npz"))) == 2

@@ -55,7 +55,10 @@ def test_utility_asr_side_by_side_with_bad_input(tmp_path, capsys):
     assert original["wer"] <= 25.0
     assert anonymized["wer"] >= 70.0
     table = capsys.readouterr().out
-    assert "original" in table and "anonymized 1" in table and "no transcript (skipped)" in table
+    rows = [line.split() for line in table.splitlines()]
+    # one row per set, numbered in the order given and named by its folder (not "original"/"anonymized N")
+    assert [r[:2] for r in rows if r and r[0] in ("1", "2")] == [["1", str(orig)], ["2", str(anon)]]
+    assert "no transcript (skipped)" in table
     assert (out / "asr_utterances.tsv").read_text().count("\n") == 7
     assert original["decoded_now"] == 3
 

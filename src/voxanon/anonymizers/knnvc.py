@@ -14,6 +14,10 @@ built once per (target, encoder, vocoder) and cached on disk
 frames, so memory stays bounded (``query_block * key_block`` similarities)
 however long the input or large the matching set.
 
+The original kNN-VC release runs as ``encoder=wavlm-pt:<WavLM-Large.pt>:6``
+with ``vocoder=hifigan-knnvc:<prematch_g_02500000.pt>``: the values are then the
+WavLM features themselves, vocoded by the prematched HiFi-GAN.
+
 ``f0 = "source"`` keeps the source's intonation: the converted speech is
 re-synthesised with WORLD using the source's F0 contour shifted (in log) to the
 target's mean voiced F0; ``"matched"`` (default) keeps what the matched frames carry.
@@ -76,8 +80,10 @@ class KnnVcConfig:
     """Parameters shared by the kNN-VC family."""
 
     k: int = param(4, "number of nearest target frames averaged per output frame")
-    encoder: str = param("whisper-tiny:3", "content encoder spec (whisper-tiny[:layer], hf:<dir>[:layer], ...)")
-    vocoder: str = param("hifigan-universal", "HiFi-GAN vocoder spec (hifigan-universal or hifigan:<checkpoint>)")
+    encoder: str = param("whisper-tiny:3", "content encoder spec (whisper-tiny[:layer], hf:<dir>[:layer], "
+                                           "wavlm-pt:<WavLM-Large.pt>[:layer], ...)")
+    vocoder: str = param("hifigan-universal", "HiFi-GAN vocoder spec (hifigan-universal, hifigan:<checkpoint>, or "
+                                              "hifigan-knnvc:<prematch_g_02500000.pt>: vocodes the encoder's features)")
     targets: str = param("", "target speakers: a Kaldi data dir (per speaker) or audio folder (per subfolder); "
                              "empty = the synthetic voices")
     voices: tuple[str, ...] = param(DEFAULT_VOICES, "TTS voice specs of the default synthetic targets")
@@ -117,8 +123,11 @@ class KnnVc(Anonymizer):
             from voxanon.models.content import load_content_encoder
             from voxanon.models.vocoder import load_vocoder
 
+            vocoder = self.config.vocoder
+            if vocoder.startswith("hifigan-knnvc:") and "|" not in vocoder:
+                vocoder += "|" + self.config.encoder          # the original release vocodes the keys themselves
             self._models = (load_content_encoder(self.config.encoder),
-                            load_vocoder(self.config.vocoder, threads=self.config.threads))
+                            load_vocoder(vocoder, threads=self.config.threads))
         return self._models
 
     def targets(self) -> list[MatchingSet]:

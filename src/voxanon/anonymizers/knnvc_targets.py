@@ -33,8 +33,9 @@ from voxanon.atomic import atomic_open
 from voxanon.audio.io import load_audio, resample
 from voxanon.errors import DataError
 
-#: bump when the matching-set computation changes (invalidates caches)
-FORMAT_VERSION = 1
+#: bump when the matching-set computation changes (invalidates caches). 2: feature vocoders' target
+#: silence is trimmed on the waveform's mels (version 1 trimmed on the features and kept the silence)
+FORMAT_VERSION = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,7 +147,7 @@ def compute_matching_set(source: TargetSource, encoder, vocoder, trim_db: float)
     mel = vocoder.analyze(wav, 16000)
     feats = encoder.encode(wav, 16000)
     keys = interpolate_frames(feats, encoder.frame_rate, len(mel), vocoder.sample_rate / vocoder.hop_length)
-    keep = trim_mask(mel, trim_db)
+    keep = trim_mask(vocoder.level_mels(wav, 16000, mel), trim_db)
     keys = keys[keep] / (np.linalg.norm(keys[keep], axis=1, keepdims=True) + 1e-8)
     return MatchingSet(source.name, keys.astype(np.float32), mel[keep].astype(np.float32), mean_log_f0(wav, 16000))
 

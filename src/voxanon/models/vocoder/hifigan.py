@@ -33,6 +33,7 @@ from torch import nn
 
 from voxanon.audio.io import resample
 from voxanon.dsp.mel import slaney_mel_filters
+from voxanon.models.checkpoint import check_state_keys, load_checkpoint
 from voxanon.models.vocoder.base import Vocoder, VocoderError
 from voxanon.models.vocoder.onnx_engine import OnnxGenerator, resolve_engine
 
@@ -180,20 +181,18 @@ def fold_weight_norm(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tenso
 
 def load_state_checked(module: nn.Module, state: Mapping[str, torch.Tensor], what: str) -> None:
     """``load_state_dict`` that names the first missing, unexpected or mis-shaped key."""
-    expected = module.state_dict()
-    missing = [k for k in expected if k not in state]
-    if missing:
-        raise VocoderError(f"{what}: missing key {missing[0]!r} ({len(missing)} missing); "
-                           f"is this a checkpoint of this architecture/config?")
-    unexpected = [k for k in state if k not in expected]
-    if unexpected:
-        raise VocoderError(f"{what}: unexpected key {unexpected[0]!r} ({len(unexpected)} unexpected); "
-                           f"the config does not match the checkpoint")
-    for k, v in expected.items():
-        if tuple(state[k].shape) != tuple(v.shape):
-            raise VocoderError(f"{what}: key {k!r} has shape {tuple(state[k].shape)}, "
-                               f"the config expects {tuple(v.shape)}")
+    shapes = {k: tuple(v.shape) for k, v in module.state_dict().items()}
+    check_state_keys(state, shapes, what, VocoderError, "is this a checkpoint of this architecture and config?")
     module.load_state_dict({k: v.float() for k, v in state.items()})
+
+
+def config_next_to(path: str | os.PathLike, default: HifiganConfig) -> HifiganConfig:
+    """The config of the ``config.json`` in the checkpoint's folder, else ``default``."""
+    cfg_path = os.path.join(os.path.dirname(os.fspath(path)), "config.json")
+    if not os.path.exists(cfg_path):
+        return default
+    with open(cfg_path) as fh:
+        return HifiganConfig.from_dict(json.load(fh))
 
 
 def load_generator(path: str | os.PathLike, cfg: HifiganConfig | None = None) -> Generator:
@@ -202,15 +201,8 @@ def load_generator(path: str | os.PathLike, cfg: HifiganConfig | None = None) ->
     ``cfg`` defaults to the ``config.json`` next to the checkpoint, else V1.
     """
     path = os.fspath(path)
-    if cfg is None:
-        cfg_path = os.path.join(os.path.dirname(path), "config.json")
-        cfg = HifiganConfig.from_dict(json.load(open(cfg_path))) if os.path.exists(cfg_path) else PRESETS["v1"]
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise VocoderError(f"HiFi-GAN checkpoint not found: {path}") from None
-    except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad checkpoint
-        raise VocoderError(f"HiFi-GAN checkpoint {path} cannot be read: {exc}") from exc
+    cfg = cfg or config_next_to(path, PRESETS["v1"])
+    ckpt = load_checkpoint(path, "HiFi-GAN checkpoint", VocoderError)
     if not isinstance(ckpt, Mapping) or "generator" not in ckpt:
         keys = list(ckpt)[:5] if isinstance(ckpt, Mapping) else type(ckpt).__name__
         raise VocoderError(f"{path}: no 'generator' key (found {keys}); expected a HiFi-GAN g_* checkpoint")
@@ -280,19 +272,29 @@ class HifiganVocoder(Vocoder):
             pieces.append(audio[(start - lo) * hop:(stop - lo) * hop])
         return torch.cat(pieces).numpy() if pieces else np.zeros(0, dtype=np.float32)
 
+    def level_mels(self, wav: np.ndarray, sr: int, features: np.ndarray) -> np.ndarray:
+        """``(len(features), num_mels)`` natural-log mels of ``wav`` (whose features these are), for loudness."""
+        return features
+
 
 class FeatureVocoder(HifiganVocoder):
     """A HiFi-GAN that vocodes content-encoder features (kNN-VC's prematched WavLM-Large layer-6 vocoder)."""
 
     def __init__(self, generator: Generator, encoder, name: str, **kw) -> None:
-        super().__init__(generator, name, **kw)
-        if encoder.dim != generator.cfg.hubert_dim or encoder.sample_rate != self.sample_rate:
-            raise VocoderError(f"{name}: vocodes {generator.cfg.hubert_dim}-d features at {self.sample_rate} Hz, "
+        cfg = generator.cfg
+        if encoder.dim != cfg.hubert_dim or encoder.sample_rate != cfg.sampling_rate:
+            raise VocoderError(f"{name}: vocodes {cfg.hubert_dim}-d features at {cfg.sampling_rate} Hz, "
                                f"but {encoder.name} gives {encoder.dim}-d at {encoder.sample_rate} Hz")
+        super().__init__(generator, name, **kw)
         self.encoder = encoder
 
     def analyze(self, wav: np.ndarray, sr: int) -> np.ndarray:
         return self.encoder.encode(wav, sr)
+
+    def level_mels(self, wav: np.ndarray, sr: int, features: np.ndarray) -> np.ndarray:
+        """The front-end's log-mels of ``wav``, one per feature frame (the features say nothing of loudness)."""
+        mel = HifiganVocoder.analyze(self, wav, sr)
+        return mel[np.minimum(np.arange(len(features)), len(mel) - 1)]
 
 
 def universal_checkpoint() -> str:
