@@ -105,6 +105,51 @@ def _decode(asr: AsrBackend, batch: list[tuple[str, str, np.ndarray, int]], cach
     return {utt: text for (utt, _, _, _), text in zip(batch, texts)}
 
 
+def transcribe(data: DataDir, utts: list[str], asr: AsrBackend, cache_dir: str | os.PathLike, *,
+               batch_size: int = 8, quiet: bool = False) -> tuple[dict[str, str], dict[str, str], int]:
+    """Hypotheses of ``utts`` of ``data``, read from the cache or decoded (and cached) in batches.
+
+    Returns the hypotheses by utterance, the utterances that failed (audio or
+    ASR) with the reason, and how many were decoded now.
+    """
+    cache = HypothesisCache(cache_dir, asr.name)
+    hypotheses: dict[str, str] = {}
+    failed: dict[str, str] = {}
+    decoded = 0
+    progress = Progress(len(utts), f"ASR {Path(str(data.path)).name}", quiet=quiet)
+    pending: list[tuple[str, str, np.ndarray, int]] = []
+
+    def flush() -> None:
+        nonlocal decoded
+        hypotheses.update(_decode(asr, pending, cache, failed))
+        decoded += len(pending)
+        progress.update(len(pending), audio_seconds=sum(len(w) / s for _, _, w, s in pending))
+        pending.clear()
+
+    for utt in utts:
+        try:
+            wav, sr = load_audio(data.wav_scp[utt])
+        except AudioError as exc:
+            failed[utt] = str(exc)
+            progress.update(failed=True)
+            continue
+        key = HypothesisCache.key(wav, sr)
+        cached = cache.get(key)
+        if cached is not None:
+            hypotheses[utt] = cached
+            progress.update()
+            continue
+        if pending and pending[0][3] != sr:
+            flush()
+        pending.append((utt, key, wav, sr))
+        if len(pending) >= batch_size:
+            flush()
+    if pending:
+        flush()
+    progress.close()
+    return hypotheses, failed, decoded
+
+
 def evaluate_asr(data: DataDir, asr: AsrBackend, cache_dir: str | os.PathLike, *, normalization: str = "vpc",
                  batch_size: int = 8, n_boot: int = 1000, seed: int = 0, quiet: bool = False) -> AsrEvaluation:
     """Transcribe (or read from the cache) and score every utterance of ``data`` that has a transcript.
@@ -121,7 +166,6 @@ def evaluate_asr(data: DataDir, asr: AsrBackend, cache_dir: str | os.PathLike, *
     """
     normalize = NORMALIZERS[normalization]
     ev = AsrEvaluation(str(data.path), asr.name, normalization, None, None)
-    cache = HypothesisCache(cache_dir, asr.name)
     todo = []
     for utt in data.utts:
         if utt not in data.text:
@@ -130,36 +174,7 @@ def evaluate_asr(data: DataDir, asr: AsrBackend, cache_dir: str | os.PathLike, *
             ev.empty_reference.append(utt)
         else:
             todo.append(utt)
-    progress = Progress(len(todo), f"ASR {Path(str(data.path)).name}", quiet=quiet)
-    pending: list[tuple[str, str, np.ndarray, int]] = []
-
-    def flush() -> None:
-        ev.hypotheses.update(_decode(asr, pending, cache, ev.failed))
-        ev.decoded += len(pending)
-        progress.update(len(pending), audio_seconds=sum(len(w) / s for _, _, w, s in pending))
-        pending.clear()
-
-    for utt in todo:
-        try:
-            wav, sr = load_audio(data.wav_scp[utt])
-        except AudioError as exc:
-            ev.failed[utt] = str(exc)
-            progress.update(failed=True)
-            continue
-        key = HypothesisCache.key(wav, sr)
-        cached = cache.get(key)
-        if cached is not None:
-            ev.hypotheses[utt] = cached
-            progress.update()
-            continue
-        if pending and pending[0][3] != sr:
-            flush()
-        pending.append((utt, key, wav, sr))
-        if len(pending) >= batch_size:
-            flush()
-    if pending:
-        flush()
-    progress.close()
+    ev.hypotheses, ev.failed, ev.decoded = transcribe(data, todo, asr, cache_dir, batch_size=batch_size, quiet=quiet)
     scored = [u for u in todo if u in ev.hypotheses]
     if scored:
         ev.result = wer({u: data.text[u] for u in scored}, {u: ev.hypotheses[u] for u in scored}, normalization)

@@ -186,6 +186,29 @@ class PrivacyResult:
         return dataclasses.replace(self, scores=None)
 
 
+@dataclass(frozen=True)
+class ContentPrivacyResult:
+    """Content-based re-identification (C-EER) on one split: a text speaker encoder attacking transcripts.
+
+    ``transcripts`` says where the transcripts came from (``reference``: the
+    ``text`` files, an oracle; otherwise the ASR backend's name); ``missing``
+    lists the utterances (or speakers) left out and why; ``n_empty`` counts
+    the empty transcripts that were kept.
+    """
+
+    encoder: str
+    transcripts: str
+    train: str
+    enroll: str
+    trials: list[str]
+    by_gender: dict[str, VerificationMetrics]
+    eer_mean: float
+    n_train: int
+    n_empty: int
+    missing: dict[str, str]
+    fairness: Fairness | None = None
+
+
 # -- utility ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Interval:
@@ -290,6 +313,7 @@ class QualityResult:
 #: result kind -> (result type, depth of its keys inside a system's record, e.g. privacy[scenario][split])
 RESULT_KINDS: dict[str, tuple[type, int]] = {
     "privacy": (PrivacyResult, 2),
+    "content": (ContentPrivacyResult, 2),
     "wer": (AsrResult, 1),
     "ser": (SerResult, 0),
     "quality": (QualityResult, 0),
