@@ -76,9 +76,8 @@ def test_own_topics_give_a_low_c_eer(tmp_path):
 
 
 def test_shared_sentence_pool_is_near_chance(tmp_path):
-    eers = [_evaluate(make_corpus(tmp_path / str(s), own_topics=False, seed=s, n_test=8)).eer_mean
-            for s in range(3)]
-    assert 30 < np.mean(eers) < 70
+    res = _evaluate(make_corpus(tmp_path, own_topics=False, n_test=10))
+    assert 35 < res.eer_mean < 65
 
 
 def test_deterministic_and_json_round_trip(tmp_path):

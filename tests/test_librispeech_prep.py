@@ -109,3 +109,59 @@ def test_bad_speakers_line_and_no_subsets(tmp_path):
     (tmp_path / "SPEAKERS.TXT").write_text("11 | F | dev-clean | 1 | A\n")
     with pytest.raises(DataError, match="none of dev-clean"):
         prepare_librispeech(tmp_path, tmp_path / "out")
+
+
+def make_timed_tree(root, n_utt=7, sr=1000):
+    """dev-clean with 3 female and 3 male speakers; utterance 0 of each is 3 s (too short), the others 6 s."""
+    lines = [";ID  |SEX| SUBSET | MINUTES | NAME"]
+    for spk in ("11", "12", "13", "21", "22", "23"):
+        sex = "F" if spk[0] == "1" else "M"
+        lines.append(f"{spk:<5}| {sex} | dev-clean | 1.00 | Reader {spk}")
+        chapter = root / "LibriSpeech" / "dev-clean" / spk / "100"
+        chapter.mkdir(parents=True)
+        for n in range(n_utt):
+            seconds = 3 if n == 0 else 6
+            sf.write(chapter / f"{spk}-100-{n:04d}.flac", np.zeros(seconds * sr, np.float32), sr, subtype="PCM_16")
+        (chapter / f"{spk}-100.trans.txt").write_text("".join(f"{spk}-100-{n:04d} WORDS {n}\n" for n in range(n_utt)))
+    (root / "LibriSpeech" / "SPEAKERS.TXT").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_paper_trials(tmp_path):
+    root = make_timed_tree(tmp_path / "ls")
+    prepare_librispeech(root, tmp_path / "out", enroll_fraction=0.67, enroll_utts=2, trials="paper")
+    enroll = read_data_dir(tmp_path / "out" / "libri_dev_enrolls")
+    assert all(float(d) == 6 for d in enroll.utt2dur.values())
+    for g in "fm":
+        td = read_data_dir(tmp_path / "out" / f"libri_dev_trials_{g}")
+        assert not any(u.endswith("-0000") for u in td.wav_scp)  # the 3 s utterances are never used
+        assert not set(td.wav_scp) & set(enroll.wav_scp)
+        enrolled = {s for s in enroll.spk2utt if enroll.spk2gender[s] == g}
+        assert {t.enroll_spk for t in td.trials} == enrolled and len(enrolled) == 2
+        for spk in enrolled:
+            mine = [t for t in td.trials if t.enroll_spk == spk]
+            n_enroll = len(enroll.spk2utt[spk])
+            assert n_enroll == 2
+            assert sum(t.target for t in mine) == 2 * n_enroll  # 6 usable utts: 2 enroll, 4 for the target trials
+            impostors = [t for t in mine if not t.target]
+            assert 0 < len(impostors) <= 2 * n_enroll
+            assert {td.gender_of_utt(t.utt) for t in impostors} == {"f", "m"}  # one female, one male per enrollment
+            assert all(td.utt2spk[t.utt] != spk for t in impostors)
+            assert all(t.target == (td.utt2spk[t.utt] == spk) for t in mine)
+    first = (tmp_path / "out" / "libri_dev_trials_f" / "trials").read_text()
+    prepare_librispeech(root, tmp_path / "again", enroll_fraction=0.67, enroll_utts=2, trials="paper")
+    assert (tmp_path / "again" / "libri_dev_trials_f" / "trials").read_text() == first
+
+
+def test_paper_trials_errors(tmp_path, capsys):
+    from voxanon.cli import main
+    from voxanon.errors import ConfigError
+
+    root = make_timed_tree(tmp_path / "ls")
+    with pytest.raises(ConfigError, match="leave out --trials"):
+        prepare_librispeech(root, tmp_path / "out", lists=tmp_path, trials="paper")
+    assert main(["data", "librispeech", str(root), str(tmp_path / "out"), "--trials", "paper"]) == 0
+    assert "libri_dev_trials_f" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        main(["data", "librispeech", str(root), str(tmp_path / "o2"), "--trials", "grid"])
+    assert exc.value.code == 2 and "invalid choice: 'grid'" in capsys.readouterr().err

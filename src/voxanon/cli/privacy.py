@@ -127,7 +127,7 @@ def run_librispeech(args: argparse.Namespace) -> int:
 
     try:
         stats = prepare_librispeech(args.root, args.out, lists=args.lists, enroll_fraction=args.enroll_fraction,
-                                    enroll_utts=args.enroll_utts, seed=args.seed)
+                                    enroll_utts=args.enroll_utts, seed=args.seed, trials=args.trials)
     except _ERRORS as exc:
         raise _as_error(exc) from None
     print(format_stats(stats))
@@ -197,5 +197,9 @@ def register(commands) -> None:
                    help="enrolled share of each gender's speakers, in (0, 1]")
     d.add_argument("--enroll-utts", type=Range(1).option(int), default=12,
                    help="enrollment utterances per enrolled speaker (>= 1)")
+    d.add_argument("--trials", choices=("vpc", "paper"), default="vpc",
+                   help="trial construction without --lists: vpc (every enrolled speaker against every same-gender "
+                        "trial utterance) or paper ('Anonymization, Not Elimination': per enrollment utterance 2 "
+                        "target and 2 non-target trials, one female and one male impostor; 5-15 s utterances only)")
     d.add_argument("--seed", type=int, default=0)
     d.set_defaults(handler=run_librispeech)

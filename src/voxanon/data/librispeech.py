@@ -23,10 +23,15 @@ import numpy as np
 
 from voxanon.data import names
 from voxanon.data.kaldi import GENDERS, DataDir, DataError, Trial, read_text_file, write_data_dir
+from voxanon.errors import ConfigError
 from voxanon.ranges import Range
 
 SUBSETS = {"dev": "dev-clean", "test": "test-clean"}
 TRAIN_SUBSET = names.TRAIN_360
+#: trial constructions: the VPC's full grid, or that of "Anonymization, Not Elimination" (:func:`build_paper_sets`)
+TRIAL_MODES = ("vpc", "paper")
+#: utterance durations (s) of the paper's acoustic trials
+PAPER_MIN_DUR, PAPER_MAX_DUR = 5.0, 15.0
 
 
 def _find(root: Path, name: str) -> Path | None:
@@ -49,8 +54,9 @@ def read_speakers(path: Path) -> dict[str, str]:
     return out
 
 
-def read_subset(subset_dir: Path, spk2gender_all: dict[str, str], speakers_file: Path) -> DataDir:
-    """One LibriSpeech subset as a data directory (pipe ``wav.scp``, text, genders)."""
+def read_subset(subset_dir: Path, spk2gender_all: dict[str, str], speakers_file: Path, *,
+                durations: bool = False) -> DataDir:
+    """One LibriSpeech subset as a data directory (pipe ``wav.scp``, text, genders; ``utt2dur`` when asked)."""
     data = DataDir(path=subset_dir)
     flacs = sorted(subset_dir.glob("*/*/*.flac"))
     if not flacs:
@@ -74,6 +80,13 @@ def read_subset(subset_dir: Path, spk2gender_all: dict[str, str], speakers_file:
         data.utt2spk[utt] = spk
         data.text[utt] = transcripts[chapter_dir][utt]
         data.spk2gender[spk] = spk2gender_all[spk]
+        if durations:
+            import soundfile
+
+            try:
+                data.utt2dur[utt] = f"{soundfile.info(str(flac)).duration:.3f}"
+            except RuntimeError as exc:
+                raise DataError(f"{flac}: cannot read its duration ({exc})") from None
     return data
 
 
@@ -123,6 +136,49 @@ def build_sets(data: DataDir, enroll_fraction: float, enroll_utts: int, seed: in
     return sorted(enroll), trials
 
 
+def build_paper_sets(data: DataDir, enroll_fraction: float, enroll_utts: int, seed: int, *,
+                     min_dur: float = PAPER_MIN_DUR, max_dur: float = PAPER_MAX_DUR
+                     ) -> tuple[list[str], dict[str, list[Trial]]]:
+    """The trial construction of "Anonymization, Not Elimination": 2 target and 2 non-target trials per enrollment.
+
+    Only utterances of ``min_dur``-``max_dur`` seconds (``utt2dur``) are used.
+    In each gender a share of the speakers with at least three such utterances
+    is enrolled with up to ``enroll_utts`` of them (two are kept for trials);
+    every enrollment utterance then adds two target trials (the speaker's
+    other utterances, drawn without replacement while they last) and two
+    non-target trials, one utterance of another female and one of another male
+    speaker. Trials are written in the VPC form (enrolled speaker, utterance),
+    so a trial drawn twice counts once; the list of the enrolled speaker's
+    gender holds both non-target genders.
+    """
+    rng = np.random.default_rng(seed)
+    ok = {u for u in data.utts if min_dur <= float(data.utt2dur[u]) <= max_dur}
+    spk2utt = {s: [u for u in us if u in ok] for s, us in data.spk2utt.items()}
+    enroll, pool = [], {s: list(us) for s, us in spk2utt.items()}
+    for g in GENDERS:
+        candidates = sorted(s for s, us in spk2utt.items() if data.spk2gender[s] == g and len(us) >= 3)
+        n = max(1, int(round(enroll_fraction * len(candidates)))) if candidates else 0
+        for spk in sorted(rng.permutation(candidates)[:n].tolist()):
+            chosen = set(rng.permutation(spk2utt[spk])[:min(enroll_utts, len(spk2utt[spk]) - 2)].tolist())
+            enroll += sorted(chosen)
+            pool[spk] = [u for u in spk2utt[spk] if u not in chosen]
+    trials: dict[str, set[tuple[str, str, bool]]] = {g: set() for g in GENDERS}
+    by_gender = {g: sorted(s for s in pool if pool[s] and data.spk2gender[s] == g) for g in GENDERS}
+    for spk, utts in sorted(data.subset(enroll).spk2utt.items()):
+        g = data.spk2gender[spk]
+        own = rng.permutation(pool[spk]).tolist()
+        for k in range(len(utts)):
+            trials[g].update((spk, u, True) for u in own[2 * k:2 * k + 2] or own[:2])
+            for other_g in GENDERS:
+                others = [s for s in by_gender[other_g] if s != spk]
+                if not others:
+                    raise DataError(f"{data.path}: no other {other_g} speaker with {min_dur:g}-{max_dur:g} s "
+                                    f"utterances for the non-target trials of {spk}")
+                other = others[rng.integers(len(others))]
+                trials[g].add((spk, pool[other][rng.integers(len(pool[other]))], False))
+    return sorted(enroll), {g: [Trial(*t) for t in sorted(ts)] for g, ts in trials.items()}
+
+
 def _stats(data: DataDir, enroll: list[str], trials: dict[str, list[Trial]]) -> dict:
     out = {"enrolls": {}, "trials": {}}
     for g in GENDERS:
@@ -136,8 +192,18 @@ def _stats(data: DataDir, enroll: list[str], trials: dict[str, list[Trial]]) -> 
 
 
 def prepare_librispeech(root: str | os.PathLike, out: str | os.PathLike, *, lists: str | os.PathLike | None = None,
-                        enroll_fraction: float = 0.75, enroll_utts: int = 12, seed: int = 0) -> dict:
-    """Write the VPC LibriSpeech data directories for the subsets present; returns their statistics."""
+                        enroll_fraction: float = 0.75, enroll_utts: int = 12, seed: int = 0,
+                        trials: str = "vpc") -> dict:
+    """Write the VPC LibriSpeech data directories for the subsets present; returns their statistics.
+
+    ``trials`` picks the construction when no official ``lists`` are given
+    (:data:`TRIAL_MODES`): ``vpc`` (:func:`build_sets`) or ``paper``
+    (:func:`build_paper_sets`, which also writes ``utt2dur``).
+    """
+    if trials not in TRIAL_MODES:
+        raise ConfigError(f"unknown trial construction {trials!r}; choose from {', '.join(TRIAL_MODES)}")
+    if trials != "vpc" and lists is not None:
+        raise ConfigError("official lists (--lists) fix the trials; leave out --trials")
     Range(0, 1, lo_open=True).check("enroll_fraction", enroll_fraction)
     Range(1).check("enroll_utts", enroll_utts)
     root, out = Path(root), Path(out)
@@ -150,23 +216,24 @@ def prepare_librispeech(root: str | os.PathLike, out: str | os.PathLike, *, list
         subset_dir = _find(root, subset)
         if subset_dir is None:
             continue
-        data = read_subset(subset_dir, spk2gender, speakers_file)
+        data = read_subset(subset_dir, spk2gender, speakers_file, durations=trials == "paper")
         if lists is not None:
             enroll = _read_list(Path(lists) / names.libri(names.enrolls(part)) / "enrolls")
-            trials = {g: _read_trials(Path(lists) / names.libri(names.trials(part, g)) / "trials") for g in GENDERS}
-            unknown = [u for u in enroll + [t.utt for g in GENDERS for t in trials[g]] if u not in data.wav_scp]
+            trial_lists = {g: _read_trials(Path(lists) / names.libri(names.trials(part, g)) / "trials") for g in GENDERS}
+            unknown = [u for u in enroll + [t.utt for g in GENDERS for t in trial_lists[g]] if u not in data.wav_scp]
             if unknown:
                 raise DataError(f"{lists}: utterance {unknown[0]} of the official lists is not in {subset_dir} "
                                 f"({len(set(unknown))} missing)")
         else:
-            enroll, trials = build_sets(data, enroll_fraction, enroll_utts, seed)
+            build = build_paper_sets if trials == "paper" else build_sets
+            enroll, trial_lists = build(data, enroll_fraction, enroll_utts, seed)
         write_data_dir(data.subset(enroll), out / names.libri(names.enrolls(part)))
         (out / names.libri(names.enrolls(part)) / "enrolls").write_text("".join(f"{u}\n" for u in enroll), encoding="utf-8")
         for g in GENDERS:
-            sub = data.subset(sorted({t.utt for t in trials[g]}))
-            sub.trials = trials[g]
+            sub = data.subset(sorted({t.utt for t in trial_lists[g]}))
+            sub.trials = trial_lists[g]
             write_data_dir(sub, out / names.libri(names.trials(part, g)))
-        stats[names.libri(part)] = _stats(data, enroll, trials)
+        stats[names.libri(part)] = _stats(data, enroll, trial_lists)
     train_dir = _find(root, TRAIN_SUBSET)
     if train_dir is not None:
         train = read_subset(train_dir, spk2gender, speakers_file)
