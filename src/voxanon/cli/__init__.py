@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from voxanon.errors import EXIT_USAGE
 
-COMMAND_MODULES: tuple[str, ...] = ("listing", "ser", "anonymize", "utility", "synth", "benchmark", "privacy", "content", "perf")
+COMMAND_MODULES: tuple[str, ...] = ("listing", "ser", "anonymize", "utility", "synth", "benchmark", "privacy", "content",
+                                    "perf")
 
 
 class CommandParser(argparse.ArgumentParser):

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
-from voxanon.cli.privacy import _ERRORS, _as_error, _device, format_privacy_table
+from voxanon.cli.privacy import _ERRORS, _as_error, _device, format_privacy_table, write_json
 from voxanon.ranges import Range
 
 
@@ -28,9 +26,7 @@ def run_content(args: argparse.Namespace) -> int:
     except _ERRORS as exc:
         raise _as_error(exc) from None
     if args.out:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(to_dict(result), indent=1), encoding="utf-8")
+        write_json(args.out, to_dict(result))
     print(format_privacy_table({f"C-EER ({source})": result}))
     print(f"text encoder trained on {result.n_train} transcripts of {result.train}; {result.n_empty} empty "
           "transcript(s) kept")

@@ -27,6 +27,13 @@ def _device(name: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def write_json(path: str, data) -> None:
+    """Write ``data`` as indented JSON to ``path``, making its folder."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
 def format_privacy_table(results: dict) -> str:
     """One row per scenario and gender, then the scenario's mean EER (``results``: scenario -> PrivacyResult).
 
@@ -76,9 +83,7 @@ def run_privacy(args: argparse.Namespace) -> int:
     except _ERRORS as exc:
         raise _as_error(exc) from None
     if args.out:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(to_dict(results), indent=1), encoding="utf-8")
+        write_json(args.out, to_dict(results))
     print(format_privacy_table(results))
     if args.out:
         print(f"results written to {args.out}")

@@ -219,8 +219,10 @@ def prepare_librispeech(root: str | os.PathLike, out: str | os.PathLike, *, list
         data = read_subset(subset_dir, spk2gender, speakers_file, durations=trials == "paper")
         if lists is not None:
             enroll = _read_list(Path(lists) / names.libri(names.enrolls(part)) / "enrolls")
-            trial_lists = {g: _read_trials(Path(lists) / names.libri(names.trials(part, g)) / "trials") for g in GENDERS}
-            unknown = [u for u in enroll + [t.utt for g in GENDERS for t in trial_lists[g]] if u not in data.wav_scp]
+            trial_lists = {g: _read_trials(Path(lists) / names.libri(names.trials(part, g)) / "trials")
+                           for g in GENDERS}
+            unknown = [u for u in enroll + [t.utt for g in GENDERS for t in trial_lists[g]]
+                       if u not in data.wav_scp]
             if unknown:
                 raise DataError(f"{lists}: utterance {unknown[0]} of the official lists is not in {subset_dir} "
                                 f"({len(set(unknown))} missing)")

@@ -93,7 +93,8 @@ def score_content(train: DataDir, enroll: DataDir, trial_dirs: list[DataDir], tr
     wanted = sorted({t.enroll_spk for td in trial_dirs for t in td.trials})
     for spk in wanted:
         if spk not in enrolled:
-            missing[f"speaker {spk}"] = f"{enroll.path}: no enrollment utterance has a transcript; its trials are left out"
+            missing[f"speaker {spk}"] = (f"{enroll.path}: no enrollment utterance has a transcript; "
+                                         "its trials are left out")
     speakers = [s for s in wanted if s in enrolled]
     if not speakers:
         raise DataError(f"{enroll.path}: no enrolled speaker has an enrollment transcript")
