@@ -4,11 +4,13 @@ import json
 
 import numpy as np
 import pytest
+import soundfile as sf
 
 from voxanon.cli import main
-from voxanon.data.kaldi import DataDir, Trial, write_data_dir
-from voxanon.evaluation.content_privacy import evaluate_content_privacy, reference_transcripts
+from voxanon.data.kaldi import DataDir, Trial, read_data_dir, write_data_dir
+from voxanon.evaluation.content_privacy import asr_transcriber, evaluate_content_privacy, reference_transcripts
 from voxanon.evaluation.results import ContentPrivacyResult, from_dict, to_dict
+from voxanon.models.asr import AsrBackend
 from voxanon.models.text_speaker import TextEncoderError, load_text_encoder, train_text_encoder
 
 FUNCTION_WORDS = ["the", "a", "of", "and", "to", "in", "was", "we"]
@@ -124,3 +126,42 @@ def test_cli(tmp_path, capsys):
     assert main([*args[:3], str(tmp_path / "nowhere"), *args[4:]]) == 3
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "nowhere" in err
+
+
+class LookupAsr(AsrBackend):
+    """A recogniser for generated audio: each utterance is a constant level that names its transcript."""
+
+    name = "lookup-asr"
+
+    def __init__(self, texts):
+        self.texts = texts
+
+    def _transcribe(self, wavs):
+        return [self.texts[int(round(float(w[0]) * 10000))] for w in wavs]
+
+
+def test_asr_transcripts_through_the_cache(tmp_path):
+    p = make_corpus(tmp_path, own_topics=True)
+    texts = []
+    for name in ("train", "enroll", "trials_f", "trials_m"):
+        d = read_data_dir(p[name])
+        lines = []
+        for utt in d.utts:
+            wav = tmp_path / "wav" / f"{utt}.wav"
+            if not wav.exists():
+                wav.parent.mkdir(exist_ok=True)
+                sf.write(wav, np.full(1600, (len(texts) + 1) / 10000, np.float32), 16000, subtype="FLOAT")
+                texts.append(d.text[utt])
+            lines.append(f"{utt} {wav}\n")
+        (p[name] / "wav.scp").write_text("".join(lines))
+    asr = LookupAsr(dict(enumerate(texts, start=1)))
+    lost = sorted(read_data_dir(p["trials_m"]).utts)[0]
+    (tmp_path / "wav" / f"{lost}.wav").unlink()
+    run = asr_transcriber(asr, tmp_path / "cache", quiet=True)
+    res = evaluate_content_privacy(p["train"], p["enroll"], [p["trials_f"], p["trials_m"]], run, asr.name, n_boot=20)
+    assert res.transcripts == "lookup-asr" and res.eer_mean < 10
+    assert list(res.missing) == [lost] and str(p["trials_m"]) in res.missing[lost]
+    assert len(list((tmp_path / "cache" / "lookup-asr").glob("*.txt"))) == len(texts) - 1
+    again = evaluate_content_privacy(p["train"], p["enroll"], [p["trials_f"], p["trials_m"]], run, asr.name,
+                                     n_boot=20)
+    assert again.eer_mean == res.eer_mean
