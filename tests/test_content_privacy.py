@@ -165,3 +165,22 @@ def test_asr_transcripts_through_the_cache(tmp_path):
     again = evaluate_content_privacy(p["train"], p["enroll"], [p["trials_f"], p["trials_m"]], run, asr.name,
                                      n_boot=20)
     assert again.eer_mean == res.eer_mean
+
+
+def test_evaluator_contract(tmp_path):
+    from voxanon.evaluation.content_privacy import ContentPrivacyEvaluator
+    from voxanon.evaluation.evaluator import Env, RunSettings, SystemData
+
+    p = make_corpus(tmp_path, own_topics=True)
+    run = RunSettings(splits=("test",), wer_splits=("test",), n_boot=20, seed=0, asr="whisper-tiny",
+                      wer_normalization="vpc", pretrained="ge2e", quality_utts=1, quality_split="test", rungs=(),
+                      ecapa_recipe="small", attacker_epochs=1, finetune_epochs=1)
+    evs = ContentPrivacyEvaluator.plan(run)
+    assert [e.slot for e in evs] == [("reference", "test"), ("whisper-tiny", "test")]
+    sets = {"train": p["train"], "test_enrolls": p["enroll"], "test_trials_f": p["trials_f"],
+            "test_trials_m": p["trials_m"]}
+    data = SystemData(label="original", anonymized=False, sets=sets, original=sets)
+    assert evs[0].applies(data) and evs[0].models(data) == {} and evs[1].models(data) == {"asr": "whisper-tiny"}
+    assert evs[0].key(data, 0)["inputs"].keys() == {"train", "enroll", "trials_f", "trials_m"}
+    res = evs[0].run(data, Env(cache_dir=tmp_path / "cache", quiet=True))
+    assert isinstance(res, ContentPrivacyResult) and res.eer_mean < 10
