@@ -30,6 +30,7 @@ from voxanon.atomic import write_texts
 from voxanon.cli import main
 from voxanon.data.kaldi import read_data_dir
 from voxanon.errors import EXIT_DATA, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, RunError
+from voxanon.models.tts.cli_engines import engine_available
 from voxanon.pipelines import worker
 from voxanon.pipelines.anonymize import anonymize_corpus, output_name
 from voxanon.pipelines.backend import LocalBackend
@@ -179,6 +180,52 @@ def test_killing_the_main_process_ends_its_workers_and_keeps_the_lock(tmp_path: 
     summary = anonymize_corpus(data, out, ToyGain(delay=0.3), jobs=2, quiet=True)
     anonymize_corpus(data, tmp_path / "fresh", ToyGain(), jobs=1, quiet=True)
     assert summary.failed == 0 and tree(out) == tree(tmp_path / "fresh")
+
+
+def _descendants(pid: int) -> set[int]:
+    """Children of ``pid``, their children, and so on."""
+    found, todo = set(), [pid]
+    while todo:
+        children = _children(todo.pop()) - found
+        found |= children
+        todo += children
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+@pytest.mark.skipif(not (engine_available("flite") and engine_available("espeak-ng")),
+                    reason="needs the Debian packages flite and espeak-ng")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_killing_data_synth_ends_its_pool(tmp_path: Path, sig: int) -> None:
+    """The corpus builder's pool (also the first stage of `voxanon benchmark`) dies with its main process."""
+    out = tmp_path / "corpus"
+    proc = subprocess.Popen([sys.executable, "-m", "voxanon", "data", "synth", "--engine", "formant", "--size",
+                             "small", "--jobs", "2", "--no-real", "--quiet", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    started: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while not list(out.rglob("*.wav")):
+            assert proc.poll() is None and time.monotonic() < deadline, "build ended or made no progress"
+            time.sleep(0.02)
+        started = _descendants(proc.pid)  # the workers, the resource tracker, a running TTS engine
+        assert len(started) >= 2
+        os.kill(proc.pid, sig)  # the main process only, not its group
+        proc.wait()
+        deadline = time.monotonic() + 5
+        while left := [pid for pid in started if _alive(pid)]:
+            assert time.monotonic() < deadline, f"alive 5 s after the kill: {left}"
+            time.sleep(0.05)
+        count = len(list(out.rglob("*.wav")))
+        time.sleep(1.0)
+        assert len(list(out.rglob("*.wav"))) == count  # nothing writes any more
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        for pid in started:  # orphans of a failed check
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_backends_are_public_and_jobs_is_a_worker_count(data_dir: Path, tmp_path: Path) -> None:
