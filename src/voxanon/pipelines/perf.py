@@ -185,7 +185,7 @@ def measure_in_subprocess(target: str, durations: Sequence[float], repeats: int,
     with tempfile.TemporaryDirectory(prefix="voxanon-perf-") as tmp:
         out = Path(tmp) / "result.json"
         spec = {"target": target, "durations": list(durations), "repeats": repeats, "device": device,
-                "budget_s": budget_s, "out": str(out)}
+                "budget_s": budget_s, "out": str(out), "parent": os.getpid()}
         # loading a model may take a while; a hung child must not stall the report (no limit without a budget)
         timeout = None if budget_s == float("inf") else 3 * budget_s + 300
         try:
@@ -343,6 +343,9 @@ def format_table(report: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":  # the fresh process of measure_in_subprocess
+    from voxanon.pipelines.lifeline import hold_lifeline
+
     _spec = json.loads(sys.argv[1])
+    hold_lifeline(_spec["parent"], parent=True)  # an hour-long measurement must not outlive `voxanon perf`
     _result = measure(_spec["target"], _spec["durations"], _spec["repeats"], _spec["device"], _spec["budget_s"])
     Path(_spec["out"]).write_text(json.dumps(_result), encoding="utf-8")
