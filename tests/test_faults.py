@@ -142,6 +142,23 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _assert_nothing_writes(out: Path) -> None:
+    """No file appears under ``out`` for a second."""
+    count = len(list(out.rglob("*")))
+    time.sleep(1.0)
+    assert len(list(out.rglob("*"))) == count
+
+
+def _descendants(pid: int) -> set[int]:
+    """Children of ``pid``, their children, and so on."""
+    found, todo = set(), [pid]
+    while todo:
+        children = _children(todo.pop()) - found
+        found |= children
+        todo += children
+    return found
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
@@ -171,25 +188,13 @@ def test_killing_the_main_process_ends_its_workers_and_keeps_the_lock(tmp_path: 
                     assert time.monotonic() < deadline, "lock still held 10 s after the kill"
                     time.sleep(0.01)
             assert not [pid for pid in workers if _alive(pid)]
-        count = len(list(out.rglob("*.wav")))
-        time.sleep(1.0)
-        assert len(list(out.rglob("*.wav"))) == count  # nothing writes any more
+        _assert_nothing_writes(out)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     summary = anonymize_corpus(data, out, ToyGain(delay=0.3), jobs=2, quiet=True)
     anonymize_corpus(data, tmp_path / "fresh", ToyGain(), jobs=1, quiet=True)
     assert summary.failed == 0 and tree(out) == tree(tmp_path / "fresh")
-
-
-def _descendants(pid: int) -> set[int]:
-    """Children of ``pid``, their children, and so on."""
-    found, todo = set(), [pid]
-    while todo:
-        children = _children(todo.pop()) - found
-        found |= children
-        todo += children
-    return found
 
 
 #: commands with worker processes of their own: arguments (``{out}``: a fresh folder) and when they are at work
@@ -235,9 +240,7 @@ def test_killing_a_command_ends_its_worker_processes(tmp_path: Path, command: st
         while left := [pid for pid in started if _alive(pid)]:
             assert time.monotonic() < deadline, f"alive 5 s after the kill: {[_cmdline(p)[:80] for p in left]}"
             time.sleep(0.05)
-        count = len(list(out.rglob("*")))
-        time.sleep(1.0)
-        assert len(list(out.rglob("*"))) == count  # nothing writes any more
+        _assert_nothing_writes(out)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
