@@ -402,6 +402,28 @@ def test_no_clipping_no_change_and_no_warnings(data_dir: Path, tmp_path: Path) -
     assert not (tmp_path / "on" / "warnings.tsv").exists()
 
 
+@pytest.mark.slow
+def test_runner_memory_for_a_clipping_hour_stays_under_1_gb(tmp_path: Path) -> None:
+    """The whole `voxanon anonymize` process on one hour at 16 kHz, every block of the output limited.
+
+    Input and output arrays are 230 MB each; the limiter's float64 gain (3 GB), the clipping check's and the
+    16-bit conversion's full-length temporaries are gone.
+    """
+    wav = tmp_path / "in" / "hour.wav"
+    wav.parent.mkdir()
+    noise = (0.3 * np.random.default_rng(0).standard_normal(3600 * 16000)).astype(np.float32)
+    sf.write(wav, noise, 16000, subtype="PCM_16")
+    del noise
+    script = ("import resource, sys; from voxanon.cli import main; code = main(sys.argv[1:]); "
+              "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024); sys.exit(code)")
+    proc = subprocess.run([sys.executable, "-c", script, "anonymize", "--method", "test_faults:ToyLoud", "--jobs",
+                           "1", "--quiet", str(wav.parent), str(tmp_path / "out")],
+                          env=ENV, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "clipping" in (tmp_path / "out" / "warnings.tsv").read_text()
+    assert int(proc.stdout.split()[-1]) < 1024  # MB, the process's lifetime peak
+
+
 def test_truncated_wav_is_reported(data_dir: Path, tmp_path: Path) -> None:
     source = data_dir.parent / "audio" / "spk2-utt000.wav"
     source.write_bytes(source.read_bytes()[:5000])

@@ -66,12 +66,12 @@ class Result(NamedTuple):
 
 def _clipping_warning(out: np.ndarray, limited: bool) -> str | None:
     """Count and peak of samples above full scale, or None when there are none."""
-    over = np.abs(out) > 1.0
-    if not over.any():
+    peak = max(float(np.max(out)), -float(np.min(out)))  # no full-length temporaries (an hour is 230 MB)
+    if peak <= 1.0:
         return None
-    peak = float(np.max(np.abs(out)))
+    count = np.count_nonzero(out > 1.0) + np.count_nonzero(out < -1.0)
     action = "peak limiter applied" if limited else "clipped (limiter off)"
-    return (f"clipping: {int(np.count_nonzero(over))} samples above full scale, "
+    return (f"clipping: {int(count)} samples above full scale, "
             f"peak {peak:.3f} ({20 * np.log10(peak):+.1f} dBFS); {action}")
 
 
