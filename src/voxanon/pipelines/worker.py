@@ -34,6 +34,7 @@ from voxanon.anonymizers.base import Anonymizer, utterance_rng
 from voxanon.audio.io import load_audio, resample, write_wav
 from voxanon.audio.wavcheck import wav_truncation
 from voxanon.dsp.limiter import limit_peaks
+from voxanon.heap import release_free_memory
 
 #: errors of an output write after which no other write can succeed
 FATAL_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
@@ -76,7 +77,18 @@ def _clipping_warning(out: np.ndarray, limited: bool) -> str | None:
 
 
 def anonymize_task(anonymizer: Anonymizer, task: Task, seed: int | str, *, limiter: bool = True) -> Result:
-    """Load, resample if needed, anonymize, limit and write one utterance; errors become a failed Result."""
+    """Load, resample if needed, anonymize, limit and write one utterance; errors become a failed Result.
+
+    Afterwards the heap's free memory goes back to the system, so that utterances of many lengths do not
+    grow the worker (see :mod:`voxanon.heap`).
+    """
+    try:
+        return _anonymize_task(anonymizer, task, seed, limiter)
+    finally:
+        release_free_memory()
+
+
+def _anonymize_task(anonymizer: Anonymizer, task: Task, seed: int | str, limiter: bool) -> Result:
     warnings: list[str] = []
     try:
         wav, sr = load_audio(task.source)
