@@ -12,6 +12,7 @@ import pytest
 import soundfile as sf
 
 from conftest import write_utterance
+from voxanon.audio import io as audio_io
 from voxanon.audio.io import AudioError, check_waveform, duration, load_audio, resample, to_pcm16, write_wav
 
 needs_sox = pytest.mark.skipif(shutil.which("sox") is None, reason="sox not installed")
@@ -118,6 +119,17 @@ def test_write_wav_refuses_bad_audio_without_touching_the_target(tmp_path: Path)
 
 def test_pcm16_rounds_to_nearest() -> None:
     np.testing.assert_array_equal(to_pcm16(np.array([0.4 / 32767, 0.6 / 32767, -0.6 / 32767])), [0, 1, -1])
+
+
+def test_pcm16_and_wav_writing_in_blocks_equal_one_piece(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    x = np.random.default_rng(0).uniform(-1.2, 1.2, 1000).astype(np.float32)
+    whole = np.round(np.clip(x, -1.0, 1.0) * 32767.0).astype(np.int16)
+    reference = tmp_path / "ref.wav"
+    sf.write(reference, whole, 16000, subtype="PCM_16", format="WAV")
+    monkeypatch.setattr(audio_io, "PCM_BLOCK", 7)
+    np.testing.assert_array_equal(to_pcm16(x), whole)
+    write_wav(tmp_path / "blocks.wav", x, 16000)
+    assert (tmp_path / "blocks.wav").read_bytes() == reference.read_bytes()
 
 
 def test_check_waveform_names_the_source() -> None:

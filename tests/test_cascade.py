@@ -65,3 +65,38 @@ def test_espeak_fallback_when_piper_is_missing(monkeypatch, speech_16k):
     assert tts.name == "espeak-ng:en-us"
     with pytest.raises(TtsError, match="unknown TTS voice"):
         load_tts("mary")
+
+
+SLOT_SENTENCES = ["the quick brown fox", "jumps over the lazy dog", "near the river bank"]
+
+
+@pytest.mark.slow
+def test_long_input_is_spoken_segment_by_segment_cut_at_pauses(monkeypatch, speech_16k):
+    """Each sentence in its own 4-s slot; segments of about 4 s cut in the pauses between them."""
+    slots = []
+    for sentence in SLOT_SENTENCES:
+        wav, sr = synthesize("flite", "slt", sentence)
+        wav = resample(wav, sr, 16000)[: 3 * 16000]
+        slot = np.zeros(4 * 16000, np.float32)
+        start = (len(slot) - len(wav)) // 2
+        slot[start:start + len(wav)] = wav
+        slots.append(slot)
+    long = np.concatenate(slots)
+    monkeypatch.setattr(cascade_module, "SEGMENTS", cascade_module.Chunking(seconds=4.0, overlap=2.0, fade=0.2))
+    anon = build("cascade")
+    asr, _ = anon.models()
+    heard: list[int] = []
+    transcribe = asr.transcribe
+    monkeypatch.setattr(asr, "transcribe", lambda wavs, sr: heard.extend(map(len, wavs)) or transcribe(wavs, sr))
+    out, sr = anon.process(long, 16000, np.random.default_rng(0))
+    assert sr == 16000 and len(out) == len(long) and out.dtype == np.float32
+    assert heard and max(heard) <= 5 * 16000  # the recogniser never sees the whole input
+    cuts = cascade_module.SEGMENTS.bounds(long, 16000)
+    assert len(cuts) == 4 and all(not np.any(long[c - 800:c + 800]) for c in cuts[1:-1])  # in the pauses
+    recogniser = load_asr("whisper-tiny", threads=1)
+    for (a, b), sentence in zip(zip(cuts, cuts[1:]), SLOT_SENTENCES):  # each sentence stays in its segment
+        assert wer([sentence], recogniser.transcribe([out[a:b]], 16000)).wer <= 34.0
+        assert np.max(np.abs(out[a:b])) == pytest.approx(np.max(np.abs(long[a:b])), rel=1e-3)
+    monkeypatch.undo()
+    short, _ = anon.process(speech_16k, 16000, np.random.default_rng(0))  # one segment: exactly anonymize()
+    np.testing.assert_array_equal(short, anon.anonymize(speech_16k, 16000, np.random.default_rng(0))[0])

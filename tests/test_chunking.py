@@ -100,7 +100,8 @@ def test_world_peak_memory_for_one_hour_is_bounded() -> None:
 #: registered methods that do not chunk, and why their memory stays bounded or where it does not
 NOT_CHUNKED = {
     "mcadams": "McAdamsStream bounds its working memory and is bit-identical to one piece",
-    "cascade": "cutting mid-word would change the words; its memory on hour-long input is not measured yet",
+    "cascade": "cutting mid-word would change the words: Cascade.process speaks long inputs in segments cut at "
+               "pauses, without overlap (tests/test_cascade.py)",
     "admixture": "runs one component per utterance, chosen from the rng; that component's own strategy applies",
 }
 

@@ -30,6 +30,7 @@ from voxanon.atomic import write_texts
 from voxanon.cli import main
 from voxanon.data.kaldi import read_data_dir
 from voxanon.errors import EXIT_DATA, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, RunError
+from voxanon.models.tts.cli_engines import engine_available
 from voxanon.pipelines import worker
 from voxanon.pipelines.anonymize import anonymize_corpus, output_name
 from voxanon.pipelines.backend import LocalBackend
@@ -141,6 +142,23 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _assert_nothing_writes(out: Path) -> None:
+    """No file appears under ``out`` for a second."""
+    count = len(list(out.rglob("*")))
+    time.sleep(1.0)
+    assert len(list(out.rglob("*"))) == count
+
+
+def _descendants(pid: int) -> set[int]:
+    """Children of ``pid``, their children, and so on."""
+    found, todo = set(), [pid]
+    while todo:
+        children = _children(todo.pop()) - found
+        found |= children
+        todo += children
+    return found
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
@@ -170,15 +188,65 @@ def test_killing_the_main_process_ends_its_workers_and_keeps_the_lock(tmp_path: 
                     assert time.monotonic() < deadline, "lock still held 10 s after the kill"
                     time.sleep(0.01)
             assert not [pid for pid in workers if _alive(pid)]
-        count = len(list(out.rglob("*.wav")))
-        time.sleep(1.0)
-        assert len(list(out.rglob("*.wav"))) == count  # nothing writes any more
+        _assert_nothing_writes(out)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     summary = anonymize_corpus(data, out, ToyGain(delay=0.3), jobs=2, quiet=True)
     anonymize_corpus(data, tmp_path / "fresh", ToyGain(), jobs=1, quiet=True)
     assert summary.failed == 0 and tree(out) == tree(tmp_path / "fresh")
+
+
+#: commands with worker processes of their own: arguments (``{out}``: a fresh folder) and when they are at work
+OTHER_POOLS = {
+    # the corpus builder's pool (also the first stage of `voxanon benchmark`): once a wav is written
+    "data synth": (["data", "synth", "--engine", "formant", "--size", "small", "--jobs", "2", "--no-real", "{out}"],
+                   lambda out, procs: list(out.rglob("*.wav"))),
+    # the fresh process measuring an hour of input: once it runs
+    "perf": (["perf", "--memory", "--methods", "world", "--no-scaling", "--out", "{out}/perf.json"],
+             lambda out, procs: any("voxanon.pipelines.perf" in _cmdline(p) for p in procs)),
+}
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except FileNotFoundError:
+        return ""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+@pytest.mark.skipif(not (engine_available("flite") and engine_available("espeak-ng")),
+                    reason="needs the Debian packages flite and espeak-ng")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("command", OTHER_POOLS)
+def test_killing_a_command_ends_its_worker_processes(tmp_path: Path, command: str, sig: int) -> None:
+    """Every other process voxanon starts dies with its main process; nothing writes afterwards."""
+    args, at_work = OTHER_POOLS[command]
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "voxanon", *(a.format(out=out) for a in args), "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    started: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while not at_work(out, started):
+            assert proc.poll() is None and time.monotonic() < deadline, "command ended or made no progress"
+            time.sleep(0.02)
+            started |= _descendants(proc.pid)  # workers, the resource tracker, a running TTS engine
+        os.kill(proc.pid, sig)  # the main process only, not its group
+        proc.wait()
+        deadline = time.monotonic() + 5
+        while left := [pid for pid in started if _alive(pid)]:
+            assert time.monotonic() < deadline, f"alive 5 s after the kill: {[_cmdline(p)[:80] for p in left]}"
+            time.sleep(0.05)
+        _assert_nothing_writes(out)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        for pid in started:  # orphans of a failed check
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_backends_are_public_and_jobs_is_a_worker_count(data_dir: Path, tmp_path: Path) -> None:
@@ -332,6 +400,28 @@ def test_no_clipping_no_change_and_no_warnings(data_dir: Path, tmp_path: Path) -
     anonymize_corpus(data_dir, tmp_path / "off", ToyGain(), jobs=1, quiet=True, limiter=False)
     assert tree(tmp_path / "on") == tree(tmp_path / "off")
     assert not (tmp_path / "on" / "warnings.tsv").exists()
+
+
+@pytest.mark.slow
+def test_runner_memory_for_a_clipping_hour_stays_under_1_gb(tmp_path: Path) -> None:
+    """The whole `voxanon anonymize` process on one hour at 16 kHz, every block of the output limited.
+
+    Input and output arrays are 230 MB each; the limiter's float64 gain (3 GB), the clipping check's and the
+    16-bit conversion's full-length temporaries are gone.
+    """
+    wav = tmp_path / "in" / "hour.wav"
+    wav.parent.mkdir()
+    noise = (0.3 * np.random.default_rng(0).standard_normal(3600 * 16000)).astype(np.float32)
+    sf.write(wav, noise, 16000, subtype="PCM_16")
+    del noise
+    script = ("import resource, sys; from voxanon.cli import main; code = main(sys.argv[1:]); "
+              "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024); sys.exit(code)")
+    proc = subprocess.run([sys.executable, "-c", script, "anonymize", "--method", "test_faults:ToyLoud", "--jobs",
+                           "1", "--quiet", str(wav.parent), str(tmp_path / "out")],
+                          env=ENV, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "clipping" in (tmp_path / "out" / "warnings.tsv").read_text()
+    assert int(proc.stdout.split()[-1]) < 1024  # MB, the process's lifetime peak
 
 
 def test_truncated_wav_is_reported(data_dir: Path, tmp_path: Path) -> None:

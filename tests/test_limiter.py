@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from conftest import write_utterance
 from voxanon.audio.wavcheck import wav_truncation
+from voxanon.dsp import limiter
 from voxanon.dsp.limiter import limit_peaks
 
 
@@ -28,6 +30,21 @@ def test_limiter_keeps_full_scale_and_touches_only_the_peaks() -> None:
 def test_limiter_returns_its_input_when_nothing_exceeds_full_scale() -> None:
     x = np.linspace(-1.0, 1.0, 1000, dtype=np.float32)
     assert limit_peaks(x, 16000) is x
+
+
+def test_limiter_in_blocks_equals_one_piece(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Peaks at, just before and just after block edges; blocks without peaks are returned untouched."""
+    x = np.clip(0.3 * np.random.default_rng(1).standard_normal(20000), -0.9, 0.9).astype(np.float32)
+    for edge in (4000, 8000):
+        for d in (-163, -81, -1, 0, 1, 80, 162):
+            x[edge + d] = 1.5 if d % 2 else -1.7
+    x[0], x[-1] = 1.3, -1.2
+    whole = limit_peaks(x, 16000)
+    monkeypatch.setattr(limiter, "BLOCK", 4000)
+    blocks = limit_peaks(x, 16000)
+    np.testing.assert_allclose(blocks, whole, rtol=0, atol=1e-7)  # the moving average's float rounding only
+    assert np.abs(blocks).max() <= 1.0 + 1e-6
+    np.testing.assert_array_equal(blocks[10000:19000], x[10000:19000])
 
 
 def test_truncation_only_for_cut_short_wav_files(tmp_path: Path) -> None:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from conftest import write_utterance
+from voxanon.audio.io import load_audio, resample
 from voxanon.cli import main
-from voxanon.pipelines.perf import measure, measure_in_subprocess
+from voxanon.pipelines.perf import input_signal, measure, measure_in_subprocess
 
 
 @pytest.mark.slow
@@ -44,3 +47,13 @@ def test_unavailable_targets_become_errors() -> None:
     unknown = measure_in_subprocess("no-such-method", [1.0], 1, "cpu", 5.0)
     assert "unknown anonymizer 'no-such-method'" in unknown["error"]
     assert "no device setting" in measure_in_subprocess("mcadams", [1.0], 1, "cuda", 5.0)["error"]
+
+
+def test_a_recording_repeated_to_each_duration_can_replace_speech_like_input(tmp_path: Path) -> None:
+    speech = write_utterance(tmp_path / "s.wav", 0.3)  # 16 kHz
+    wav = input_signal(1.0, 8000, 0, str(speech))
+    first = resample(load_audio(speech)[0], 16000, 8000)
+    assert len(wav) == 8000 and np.array_equal(wav[: len(first)], first)
+    assert np.array_equal(wav[len(first): 2 * len(first)], first)  # repeated
+    result = measure_in_subprocess("mcadams", [1.0], 1, "cpu", 5.0, speech=str(speech))
+    assert result["error"] is None and result["rows"][0]["seconds"] == 1.0

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from voxanon.errors import ConfigError
+from voxanon.heap import release_free_memory
 from voxanon.ranges import Range
 
 
@@ -193,6 +194,7 @@ class Anonymizer(ABC):
 
     def _chunk(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> np.ndarray:
         out, out_sr = self.anonymize(wav, sr, rng)
+        release_free_memory()  # each chunk's working memory goes back, whatever its shape (see voxanon.heap)
         if out_sr != sr:
             raise RuntimeError(f"{self.name}: chunk output at {out_sr} Hz for input at {sr} Hz; cannot be chunked")
         return out

@@ -147,9 +147,19 @@ def fit_length(wav: np.ndarray, n_samples: int) -> np.ndarray:
     return out
 
 
+#: samples converted at a time by :func:`to_pcm16` and :func:`write_wav` (no full-length float temporaries)
+PCM_BLOCK = 1 << 20
+
+
 def to_pcm16(wav: np.ndarray) -> np.ndarray:
-    """Clip to [-1, 1] and quantise to int16 (round to nearest)."""
-    return np.round(np.clip(wav, -1.0, 1.0) * 32767.0).astype(np.int16)
+    """Clip to [-1, 1] and quantise to int16 (round to nearest), block by block."""
+    wav = np.ascontiguousarray(wav)
+    out = np.empty(wav.shape, dtype=np.int16)
+    flat_in, flat_out = wav.reshape(-1), out.reshape(-1)
+    for start in range(0, flat_in.size, PCM_BLOCK):
+        block = flat_in[start : start + PCM_BLOCK]
+        flat_out[start : start + PCM_BLOCK] = np.round(np.clip(block, -1.0, 1.0) * 32767.0)
+    return out
 
 
 def write_wav(path: str | os.PathLike, wav: np.ndarray, sr: int) -> None:
@@ -159,8 +169,11 @@ def write_wav(path: str | os.PathLike, wav: np.ndarray, sr: int) -> None:
     (plus, at worst, a temporary ``.<name>.<random>.tmp`` that readers must ignore).
     """
     check_waveform(np.asarray(wav), str(path))
+    wav = np.asarray(wav)
     encoded = io.BytesIO()  # encode in memory: a write error (disk full) then raises here, not in a cffi callback
-    sf.write(encoded, to_pcm16(np.asarray(wav)), sr, subtype="PCM_16", format="WAV")
+    with sf.SoundFile(encoded, "w", sr, 1, subtype="PCM_16", format="WAV") as fh:
+        for start in range(0, len(wav), PCM_BLOCK):
+            fh.write(to_pcm16(wav[start : start + PCM_BLOCK]))
     with atomic_open(path) as fh:
         fh.write(encoded.getbuffer())
 

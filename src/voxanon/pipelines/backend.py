@@ -9,23 +9,22 @@ worker processes. The local backend is here; the Ray backend is
 
 Local backend
     ``jobs=1`` runs in this process with the given anonymizer instance. More
-    jobs use a pool of spawned processes (fork is unsafe with threads, CUDA and
-    torch); work goes out in chunks with a bounded number in flight and only
+    jobs use a pool of spawned processes
+    (:func:`voxanon.pipelines.lifeline.process_pool`); work goes out in chunks with a bounded number in flight and only
     small results come back, so memory does not grow with the corpus. As with
     any spawned pool, a script calling this with ``jobs > 1`` needs the
     ``if __name__ == "__main__":`` guard. Each worker holds a copy of the
     output lock's file descriptor and dies with this process (see
-    :func:`voxanon.pipelines.worker.hold_lifeline`), so the lock is held until
+    :mod:`voxanon.pipelines.lifeline`), so the lock is held until
     the last worker is gone and no worker writes after the run ended.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from multiprocessing.reduction import DupFd
@@ -33,7 +32,8 @@ from typing import Any, Protocol
 
 from voxanon.anonymizers.base import Anonymizer
 from voxanon.errors import RunError
-from voxanon.pipelines.worker import Result, Task, Worker, anonymize_task, hold_lifeline
+from voxanon.pipelines.lifeline import process_pool
+from voxanon.pipelines.worker import Result, Task, Worker, anonymize_task
 
 
 class Backend(Protocol):
@@ -83,10 +83,9 @@ _worker: Worker | None = None
 _lock_fd: int | None = None
 
 
-def start_worker(cls: type[Anonymizer], config: object, limiter: bool, parent_pid: int, lock_fd: int | None) -> None:
-    """Process-pool initializer: tie this process to its parent, keep the lock, build the worker."""
+def start_worker(cls: type[Anonymizer], config: object, limiter: bool, lock_fd: int | None) -> None:
+    """Process-pool initializer: keep the lock, build the worker."""
     global _worker, _lock_fd
-    hold_lifeline(parent_pid, parent=True)
     _lock_fd = lock_fd  # the inherited lock stays open for the life of this process
     _worker = Worker(cls, config, limiter=limiter)
 
@@ -114,9 +113,7 @@ class LocalBackend:
         size = max(1, min(32, len(tasks) // (workers * 8)))
         chunks = iter([tasks[i:i + size] for i in range(0, len(tasks), size)])
         lock = InheritedFd(lock_fd) if lock_fd is not None else None
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=start_worker,
-                                   initargs=(type(anonymizer), anonymizer.config, limiter, os.getpid(), lock))
+        pool = process_pool(workers, start_worker, (type(anonymizer), anonymizer.config, limiter, lock))
         try:
             in_flight: dict[Future, list[Task]] = {}
             while True:

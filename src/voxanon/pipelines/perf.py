@@ -4,7 +4,8 @@ Per target (a registered anonymizer, ``encoder:ge2e`` or ``asr:whisper-tiny``)
 and device, a fresh Python process builds the target once, warms it up on the
 shortest input, then times ``repeats`` calls on speech-like inputs of each
 duration (:func:`voxanon.audio.synthetic.speech_like`, 16 kHz, or the method's
-own rate) in increasing order, and reports the median real-time factor (wall
+own rate; or a given recording repeated to each duration, for methods that
+need words: the cascade recognises nothing in speech-like noise) in increasing order, and reports the median real-time factor (wall
 seconds per second of audio). Durations whose estimated time would exceed the
 target's time budget are skipped and listed.
 
@@ -132,10 +133,21 @@ def _build(target: str, device: str) -> tuple[Callable[[np.ndarray, np.random.Ge
     return (lambda wav, rng: anonymizer.process(wav, sr, rng)), sr, "anonymizer"
 
 
-def measure(target: str, durations: Sequence[float], repeats: int, device: str, budget_s: float) -> dict[str, Any]:
+def input_signal(seconds: float, sr: int, seed: int, speech: str | None = None) -> np.ndarray:
+    """``seconds`` of input at ``sr``: speech-like noise, or the recording ``speech`` repeated."""
+    from voxanon.audio.io import load_audio, resample
+    from voxanon.audio.synthetic import speech_like
+
+    if speech is None:
+        return speech_like(seconds, sr, seed=seed)
+    wav, wav_sr = load_audio(speech)
+    return np.resize(resample(wav, wav_sr, sr), int(round(seconds * sr)))
+
+
+def measure(target: str, durations: Sequence[float], repeats: int, device: str, budget_s: float,
+            speech: str | None = None) -> dict[str, Any]:
     """Time ``target`` in this process (see the module notes); call it in a fresh process."""
     from voxanon.anonymizers.base import utterance_rng
-    from voxanon.audio.synthetic import speech_like
 
     cuda = device.startswith("cuda")
     rss_start = _rss_mb("VmRSS")
@@ -153,7 +165,7 @@ def measure(target: str, durations: Sequence[float], repeats: int, device: str, 
         return time.perf_counter() - t0
 
     durations = sorted(durations)
-    timed(speech_like(min(durations[0], WARM_UP_SECONDS), sr, seed=99), "warm-up")  # loads lazy models
+    timed(input_signal(min(durations[0], WARM_UP_SECONDS), sr, 99, speech), "warm-up")  # loads lazy models
     load_s = time.perf_counter() - start
     rss_loaded = _rss_mb("VmRSS")
     rows, skipped, spent, rtf = [], [], 0.0, None
@@ -161,7 +173,7 @@ def measure(target: str, durations: Sequence[float], repeats: int, device: str, 
         if rtf is not None and spent + rtf * seconds * repeats > budget_s:
             skipped.append(seconds)
             continue
-        wav = speech_like(seconds, sr, seed=int(seconds))
+        wav = input_signal(seconds, sr, int(seconds), speech)
         rss_before = _rss_mb("VmRSS") or 0.0
         since_reset = _reset_peak_rss()
         times = [timed(wav, f"perf-{r}") for r in range(repeats)]
@@ -180,12 +192,12 @@ def measure(target: str, durations: Sequence[float], repeats: int, device: str, 
 
 
 def measure_in_subprocess(target: str, durations: Sequence[float], repeats: int, device: str,
-                          budget_s: float) -> dict[str, Any]:
+                          budget_s: float, speech: str | None = None) -> dict[str, Any]:
     """:func:`measure` in a fresh single-threaded process; failures become an ``error`` entry."""
     with tempfile.TemporaryDirectory(prefix="voxanon-perf-") as tmp:
         out = Path(tmp) / "result.json"
         spec = {"target": target, "durations": list(durations), "repeats": repeats, "device": device,
-                "budget_s": budget_s, "out": str(out)}
+                "budget_s": budget_s, "out": str(out), "parent": os.getpid(), "speech": speech}
         # loading a model may take a while; a hung child must not stall the report (no limit without a budget)
         timeout = None if budget_s == float("inf") else 3 * budget_s + 300
         try:
@@ -264,7 +276,7 @@ def _ray_scaling(run: Callable[..., None], workers: int) -> str | None:
 
 
 def run_perf(targets: Sequence[str], durations: Sequence[float], repeats: int, *, devices: Sequence[str] | None = None,
-             budget_s: float = 120.0, scaling_args: dict[str, Any] | None = None,
+             budget_s: float = 120.0, scaling_args: dict[str, Any] | None = None, speech: str | None = None,
              log: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Measure ``targets`` on each device (default: CPU, plus CUDA for models when present) and the scaling.
 
@@ -280,11 +292,12 @@ def run_perf(targets: Sequence[str], durations: Sequence[float], repeats: int, *
             if device != "cpu" and ":" not in target:
                 continue  # anonymizers have no device setting
             log(f"perf: {target} on {device}")
-            results.append(measure_in_subprocess(target, durations, repeats, device, budget_s))
+            results.append(measure_in_subprocess(target, durations, repeats, device, budget_s, speech))
     report: dict[str, Any] = {
         "hardware": info,
         "settings": {"durations_s": list(durations), "repeats": repeats, "devices": devices, "budget_s": budget_s,
-                     "threads_per_process": 1, "input": "voxanon.audio.synthetic.speech_like"},
+                     "threads_per_process": 1,
+                     "input": f"{speech}, repeated" if speech else "voxanon.audio.synthetic.speech_like"},
         "results": results,
     }
     if scaling_args is not None:
@@ -343,6 +356,10 @@ def format_table(report: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":  # the fresh process of measure_in_subprocess
+    from voxanon.pipelines.lifeline import hold_lifeline
+
     _spec = json.loads(sys.argv[1])
-    _result = measure(_spec["target"], _spec["durations"], _spec["repeats"], _spec["device"], _spec["budget_s"])
+    hold_lifeline(_spec["parent"], parent=True)  # an hour-long measurement must not outlive `voxanon perf`
+    _result = measure(_spec["target"], _spec["durations"], _spec["repeats"], _spec["device"], _spec["budget_s"],
+                      _spec["speech"])
     Path(_spec["out"]).write_text(json.dumps(_result), encoding="utf-8")

@@ -18,7 +18,7 @@ Fault tolerance
 Lifetime
     Actors are owned by the driver (the run), so Ray ends them when it ends;
     an actor on the driver's machine also watches the driver's pid
-    (:func:`voxanon.pipelines.worker.hold_lifeline`) and exits within half a
+    (:func:`voxanon.pipelines.lifeline.hold_lifeline`) and exits within half a
     second of its death, so no actor keeps writing after the run was killed.
     An actor cannot hold the output lock (it is not the driver's child).
 Resources
@@ -47,7 +47,8 @@ from typing import Any
 from voxanon.anonymizers.base import Anonymizer
 from voxanon.errors import ConfigError, RunError
 from voxanon.pipelines.backend import check_picklable, lost
-from voxanon.pipelines.worker import Result, Task, Worker, hold_lifeline
+from voxanon.pipelines.lifeline import hold_lifeline
+from voxanon.pipelines.worker import Result, Task, Worker
 
 #: batches queued on each actor at a time: one running, one waiting (hides the round trip)
 IN_FLIGHT_PER_WORKER = 2

@@ -17,21 +17,14 @@ Disk full
     write would fail too.
 Lifeline
     Worker processes must not outlive the run that started them (an orphan
-    would keep writing after the output lock is released). :func:`hold_lifeline`
-    asks Linux to kill this process when its parent dies (``PR_SET_PDEATHSIG``)
-    and starts a watchdog thread that exits when the watched process is gone
-    (the fallback elsewhere, and for Ray actors, whose parent is not the run).
+    would keep writing after the output lock is released): see
+    :mod:`voxanon.pipelines.lifeline`.
 """
 
 from __future__ import annotations
 
-import ctypes
 import errno
-import os
-import signal
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -41,10 +34,10 @@ from voxanon.anonymizers.base import Anonymizer, utterance_rng
 from voxanon.audio.io import load_audio, resample, write_wav
 from voxanon.audio.wavcheck import wav_truncation
 from voxanon.dsp.limiter import limit_peaks
+from voxanon.heap import release_free_memory
 
 #: errors of an output write after which no other write can succeed
 FATAL_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
-_PR_SET_PDEATHSIG = 1
 
 
 class Task(NamedTuple):
@@ -74,17 +67,28 @@ class Result(NamedTuple):
 
 def _clipping_warning(out: np.ndarray, limited: bool) -> str | None:
     """Count and peak of samples above full scale, or None when there are none."""
-    over = np.abs(out) > 1.0
-    if not over.any():
+    peak = max(float(np.max(out)), -float(np.min(out)))  # no full-length temporaries (an hour is 230 MB)
+    if peak <= 1.0:
         return None
-    peak = float(np.max(np.abs(out)))
+    count = np.count_nonzero(out > 1.0) + np.count_nonzero(out < -1.0)
     action = "peak limiter applied" if limited else "clipped (limiter off)"
-    return (f"clipping: {int(np.count_nonzero(over))} samples above full scale, "
+    return (f"clipping: {int(count)} samples above full scale, "
             f"peak {peak:.3f} ({20 * np.log10(peak):+.1f} dBFS); {action}")
 
 
 def anonymize_task(anonymizer: Anonymizer, task: Task, seed: int | str, *, limiter: bool = True) -> Result:
-    """Load, resample if needed, anonymize, limit and write one utterance; errors become a failed Result."""
+    """Load, resample if needed, anonymize, limit and write one utterance; errors become a failed Result.
+
+    Afterwards the heap's free memory goes back to the system, so that utterances of many lengths do not
+    grow the worker (see :mod:`voxanon.heap`).
+    """
+    try:
+        return _anonymize_task(anonymizer, task, seed, limiter)
+    finally:
+        release_free_memory()
+
+
+def _anonymize_task(anonymizer: Anonymizer, task: Task, seed: int | str, limiter: bool) -> Result:
     warnings: list[str] = []
     try:
         wav, sr = load_audio(task.source)
@@ -126,38 +130,3 @@ class Worker:
     def run(self, tasks: list[Task], seed: int | str) -> list[Result]:
         """Results of ``tasks``, in order."""
         return [anonymize_task(self.anonymizer, task, seed, limiter=self.limiter) for task in tasks]
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def hold_lifeline(watched_pid: int, *, parent: bool, interval: float = 0.5) -> None:
-    """End this process when ``watched_pid`` ends.
-
-    ``parent=True`` says ``watched_pid`` is this process's parent: then Linux
-    delivers SIGKILL at the parent's death (``PR_SET_PDEATHSIG``). A daemon
-    thread also polls every ``interval`` seconds and exits the process with
-    status 1 once the watched process is gone (or, for a parent, once this
-    process was re-parented).
-    """
-    if parent and sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass  # the watchdog below still applies
-    if parent and os.getppid() != watched_pid:  # the parent died before the signal was armed
-        os._exit(1)
-
-    def watch() -> None:
-        while (os.getppid() == watched_pid) if parent else _pid_alive(watched_pid):
-            time.sleep(interval)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="voxanon-lifeline", daemon=True).start()

@@ -13,16 +13,16 @@ Layout under the output root::
     corpus.json                      description, statistics, voices, engine versions, attributions
 
 The same seed, size and installed voices give byte-identical files, whatever
-``jobs`` is. A build can be interrupted and rerun: finished wavs are reused
-(they are written atomically) and metadata is written only at the end. A
-folder holding a corpus built with other settings is refused.
+``jobs`` is. A build can be interrupted (its worker processes die with it)
+and rerun: finished wavs are reused (they are written atomically) and
+metadata is written only at the end. A folder holding a corpus built with
+other settings is refused.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from itertools import repeat
 from pathlib import Path
@@ -30,6 +30,7 @@ from pathlib import Path
 from voxanon.data import names
 from voxanon.data.debian_clips import build_real_subset
 from voxanon.data.kaldi import DataDir, write_data_dir
+from voxanon.pipelines.lifeline import process_pool
 from voxanon.pipelines.synth import kokoro_speakers
 from voxanon.pipelines.synth.render import render
 from voxanon.data.sentences import load_sentences
@@ -88,7 +89,7 @@ def _render_all(plan: Plan, root: Path, jobs: int, quiet: bool) -> dict[str, flo
         results = map(render, todo, repeat(str(root)))
         pool = None
     else:
-        pool = ProcessPoolExecutor(max_workers=jobs)
+        pool = process_pool(jobs)  # its workers die with this process
         results = pool.map(render, todo, repeat(str(root)), chunksize=4)
     try:
         for job, dur in zip(todo, results):
