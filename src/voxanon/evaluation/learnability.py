@@ -32,7 +32,10 @@ SER = "ser"
 
 def learnability_result(task: str, metric: str, train: str, test: str, trained: SerResult,
                         reference: SerResult, epochs: int, synthetic: bool) -> LearnabilityResult:
-    """Per-fold and mean UAR of the anonymized-trained models beside the original-trained ones."""
+    """Per-fold and mean UAR of the anonymized-trained models beside the original-trained ones.
+
+    ``synthetic`` (or a smoke-test ``trained`` result) flags the numbers as a smoke test.
+    """
     per_fold = {fold: {"anonymized": trained.folds[fold].uar,
                        "reference": reference.folds[fold].uar if fold in reference.folds else None}
                 for fold in trained.folds}
@@ -74,7 +77,7 @@ def ser_learnability(anonymized_dir: str | os.PathLike, original_dir: str | os.P
     trained = evaluate_ser(original_dir, models_dir, batch_size=batch_size, quiet=quiet)
     reference = evaluate_ser(original_dir, reference_models, batch_size=batch_size, quiet=quiet)
     return learnability_result(SER, "uar", str(anonymized_dir), str(original_dir), trained, reference, epochs,
-                               synthetic or trained.smoke_test_only)
+                               synthetic)
 
 
 @dataclass(frozen=True)
