@@ -39,7 +39,7 @@ def _emotionless_copy(original, out):
     return out
 
 
-def _system(tmp_path, anon, orig, ref):
+def _system(anon, orig, ref):
     return SystemData("erased", True, {names.EMO: anon}, {names.EMO: orig}, ser_models=ref)
 
 
@@ -50,7 +50,7 @@ def test_training_on_emotionless_speech_falls_to_chance_and_the_reference_does_n
     ref = tmp_path / "ref"
     train_folds(orig, ref, epochs=8, channels=32, quiet=True)
     ev = SerLearnabilityEvaluator(SerLearnabilitySettings(epochs=8, seed=0, channels=32))
-    data = _system(tmp_path, anon, orig, ref)
+    data = _system(anon, orig, ref)
     res = ev.run(data, Env(tmp_path / "cache", quiet=True))
 
     assert isinstance(res, LearnabilityResult) and (res.task, res.metric, res.epochs) == ("ser", "uar", 8)
@@ -78,7 +78,7 @@ def test_evaluator_contract(tmp_path):
     (ev,) = SerLearnabilityEvaluator.plan(RUN)
     assert ev.slot == ("ser",) and ev.name == "learnability ser"
     assert ev.settings == SerLearnabilitySettings(epochs=8, seed=0)
-    data = _system(tmp_path, anon, orig, ref)
+    data = _system(anon, orig, ref)
     assert ev.applies(data) and ev.inputs(data) == {"train": anon, "test": orig}
     assert ev.models(data) == {"reference": f"folds:{ref}"}
     assert not ev.applies(dataclasses.replace(data, anonymized=False))  # original speech: that is the SER row
