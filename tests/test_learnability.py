@@ -148,3 +148,24 @@ def test_summary_and_report_unchanged_without_them(tmp_path):
     assert "C-EER" not in report and "Learnability" not in report
     save_results(tmp_path / "again.json", results)
     assert "learnability" not in (tmp_path / "again.json").read_text()
+
+
+def test_key_follows_the_anonymized_folds_the_reference_models_and_the_recipe(tmp_path):
+    orig, anon, ref = tmp_path / "orig", tmp_path / "anon", tmp_path / "ref"
+    for d in (orig, anon):
+        d.mkdir()
+        (d / "wav.scp").write_text(f"u1 {d}/u1.wav\n")
+        (d / "utt2emo").write_text("u1 neu\n")
+    (ref / "fold_1").mkdir(parents=True)
+    (ref / "fold_1" / "ser.pt").write_bytes(b"weights")
+    (ev,) = SerLearnabilityEvaluator.plan(RUN)
+    data = _system(anon, orig, ref)
+    key = ev.key(data, 0)
+    assert ev.key(data, 0) == key and ev.key(data, 1) != key
+    (ev12,) = SerLearnabilityEvaluator.plan(dataclasses.replace(RUN, ser_epochs=12))
+    assert ev12.key(data, 0)["settings"] != key["settings"]
+    (anon / "utt2emo").write_text("u1 sad\n")
+    assert ev.key(data, 0)["inputs"]["train"] != key["inputs"]["train"]
+    assert ev.key(data, 0)["inputs"]["test"] == key["inputs"]["test"]
+    (ref / "fold_1" / "ser.pt").write_bytes(b"other weights")
+    assert ev.key(data, 0)["models"] != key["models"]
