@@ -234,6 +234,7 @@ def summary_rows(results: BenchmarkResults) -> list[SummaryRow]:
         w: AsrResult | None = s.get("wer", split)
         ser, q = s.get("ser"), s.get("quality")
         gender = p.by_gender if p else {}
+        # the ASR transcripts of the run, and the reference text (content_privacy.REFERENCE)
         content, content_ref = (s.get("content", source, split) for source in (results.settings.asr, "reference"))
         learn = s.get("learnability", "ser")
         rows.append(SummaryRow(
