@@ -1,4 +1,5 @@
-"""``voxanon data iemocap`` and ``voxanon ser train``: IEMOCAP preparation and per-fold SER training."""
+"""``voxanon data iemocap``, ``voxanon ser train`` and ``voxanon ser learnability``: IEMOCAP preparation,
+per-fold SER training, and SER trained on anonymized folds tested on original ones."""
 
 from __future__ import annotations
 
@@ -34,6 +35,30 @@ def run_train(args: argparse.Namespace) -> int:
     return EXIT_PARTIAL if report["failed_audio"] else EXIT_OK
 
 
+def run_learnability(args: argparse.Namespace) -> int:
+    from voxanon.evaluation.learnability import ser_learnability  # torch: imported only when training
+    from voxanon.evaluation.results import to_dict
+    from voxanon.evaluation.ser import is_synthetic, train_folds
+
+    recipe = {"epochs": args.epochs, "channels": args.channels, "seed": args.seed}
+    train_folds(args.original, args.reference_models, quiet=args.quiet, **recipe)  # finished folds are reused
+    res = ser_learnability(args.anonymized, args.original, args.reference_models, args.models,
+                           synthetic=is_synthetic(args.original), quiet=args.quiet, **recipe)
+    print("fold  UAR % trained on anonymized  UAR % trained on original")
+    for fold, v in res.per_fold.items():
+        print(f"{fold:>4}  {v['anonymized']:27.1f}  {v['reference']:25.1f}")
+    print(f"mean  {res.anonymized:19.1f} ± {res.anonymized_std:4.1f}  {res.reference:17.1f} ± "
+          f"{res.reference_std:4.1f}   (tested on {res.n_test} original utterances)")
+    if res.message:
+        print(res.message)
+    if args.out:
+        from voxanon.cli.privacy import write_json
+
+        write_json(args.out, to_dict(res))
+        print(f"result written to {args.out}")
+    return EXIT_OK
+
+
 def register(commands) -> None:
     p = commands.data.add_parser("iemocap", help="prepare IEMOCAP for the VPC 5-fold SER protocol")
     p.add_argument("root", help="IEMOCAP release folder holding Session1..Session5")
@@ -54,3 +79,19 @@ def register(commands) -> None:
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--quiet", action="store_true", help="no progress lines")
     t.set_defaults(handler=run_train)
+
+    ln = ser.add_parser("learnability", help="train the per-fold SER on anonymized speech, test on original speech",
+                        description="Learnability of an anonymized emotion set: the per-fold compact SER is "
+                                    "trained on ANONYMIZED and each original held-out fold of ORIGINAL is scored "
+                                    "with the model that never heard its speakers; the reference row is the same "
+                                    "recipe trained on ORIGINAL (trained into --reference-models when absent).")
+    ln.add_argument("anonymized", help="anonymized emotion data directory (utt2emo, spk2fold)")
+    ln.add_argument("original", help="the original emotion data directory it was made from")
+    ln.add_argument("--reference-models", required=True, help="per-fold models trained on ORIGINAL (reused)")
+    ln.add_argument("--models", required=True, help="where the anonymized-trained fold models go (reused)")
+    ln.add_argument("--epochs", type=int, default=15)
+    ln.add_argument("--channels", type=int, default=128, help="network width")
+    ln.add_argument("--seed", type=int, default=0)
+    ln.add_argument("--out", help="write the result (JSON) here")
+    ln.add_argument("--quiet", action="store_true", help="no progress lines")
+    ln.set_defaults(handler=run_learnability)

@@ -18,8 +18,8 @@ kept (the attacker learns nothing from it; its embedding is the prior).
 
 :class:`ContentPrivacyEvaluator` is an evaluator of the benchmark contract; it
 is not in the default plan (it adds ASR of the training set to each system's
-time): ``register("content", "voxanon.evaluation.content_privacy:ContentPrivacyEvaluator")``
-adds it.
+time): it is one of :data:`~voxanon.evaluation.evaluator.OPTIONAL_EVALUATORS`,
+which the ``full`` profile adds.
 """
 
 from __future__ import annotations

@@ -43,6 +43,8 @@ class RunSettings:
     ecapa_recipe: str
     attacker_epochs: int
     finetune_epochs: int
+    #: epochs of the per-fold SER recipe (the reference models and the learnability ones)
+    ser_epochs: int = 15
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,14 @@ EVALUATORS: dict[str, str] = {
     "quality": "voxanon.evaluation.quality:QualityEvaluator",
 }
 
+#: evaluators a profile adds by name (:attr:`~voxanon.pipelines.profiles.Profile.extra_evaluators`); not in
+#: the default plan because of their cost (content: ASR of every training set; learnability: SER training
+#: per system)
+OPTIONAL_EVALUATORS: dict[str, str] = {
+    "content": "voxanon.evaluation.content_privacy:ContentPrivacyEvaluator",
+    "learnability": "voxanon.evaluation.learnability:SerLearnabilityEvaluator",
+}
+
 
 def register(name: str, target: str) -> None:
     """Add an evaluator (``"package.module:Class"``) to the benchmark under ``name``."""
@@ -145,8 +155,8 @@ def register(name: str, target: str) -> None:
 
 
 def evaluator_class(name: str) -> type[Evaluator]:
-    """Import the evaluator class registered as ``name``."""
-    module, _, name = EVALUATORS[name].partition(":")
+    """Import the evaluator class registered as ``name`` (or one of :data:`OPTIONAL_EVALUATORS`)."""
+    module, _, name = (EVALUATORS.get(name) or OPTIONAL_EVALUATORS[name]).partition(":")
     return getattr(importlib.import_module(module), name)
 
 

@@ -286,6 +286,30 @@ class SerResult:
 
 
 @dataclass(frozen=True)
+class LearnabilityResult:
+    """Utility by training on anonymized data: a ``task`` model trained on the system's anonymized data
+    and one trained on original data (the reference), both scored with ``metric`` on original test data.
+
+    ``anonymized`` and ``reference`` are means over folds (``*_std`` their spread); ``per_fold`` has
+    fold -> {"anonymized": value, "reference": value}.
+    """
+
+    task: str
+    metric: str
+    train: str
+    test: str
+    anonymized: float
+    anonymized_std: float
+    reference: float
+    reference_std: float
+    per_fold: dict[str, dict[str, float | None]]
+    epochs: int
+    n_test: int
+    smoke_test_only: bool
+    message: str | None = None
+
+
+@dataclass(frozen=True)
 class Dnsmos:
     """Mean DNSMOS overall score of original and anonymized utterances (and all four scores)."""
 
@@ -316,6 +340,7 @@ RESULT_KINDS: dict[str, tuple[type, int]] = {
     "content": (ContentPrivacyResult, 2),
     "wer": (AsrResult, 1),
     "ser": (SerResult, 0),
+    "learnability": (LearnabilityResult, 1),
     "quality": (QualityResult, 0),
 }
 

@@ -2,7 +2,8 @@
 
 A data directory for SER has ``wav.scp``, ``utt2spk``, ``utt2emo`` and
 ``spk2fold``. Fold ``k``'s model is trained on every speaker whose fold is
-not ``k`` (:func:`train_folds`, always on original speech) and scores only
+not ``k`` (:func:`train_folds`, on original speech; on anonymized speech for
+learnability, :mod:`voxanon.evaluation.learnability`) and scores only
 the speakers of fold ``k`` (:func:`evaluate_ser`), so no utterance is scored
 by a model that heard its speaker; each checkpoint records its training
 speakers and the evaluation refuses a model that contains a scored speaker.
@@ -130,7 +131,10 @@ def _select_folds(data: DataDir, folds: list[str] | None) -> list[str]:
 def train_folds(data_dir: str | os.PathLike, out_dir: str | os.PathLike, *, folds: list[str] | None = None,
                 epochs: int = 15, batch_size: int = 32, channels: int = 128, seed: int = 0,
                 quiet: bool = False) -> dict:
-    """Train one :class:`~voxanon.models.ser.compact.CompactSER` per fold on original data.
+    """Train one :class:`~voxanon.models.ser.compact.CompactSER` per fold on the speech of ``data_dir``.
+
+    Original data for the reference models; a system's anonymized copy for
+    learnability (:mod:`voxanon.evaluation.learnability`).
 
     Features are computed once for all folds. A fold whose checkpoint exists
     is skipped; an interrupted fold resumes from its last finished epoch.
@@ -138,7 +142,7 @@ def train_folds(data_dir: str | os.PathLike, out_dir: str | os.PathLike, *, fold
     Parameters
     ----------
     data_dir : path
-        Original (not anonymized) data with every fold's speakers (e.g. ``IEMOCAP_all``).
+        Data with every fold's speakers (e.g. ``IEMOCAP_all`` or its anonymized copy).
     out_dir : path
         Receives ``fold_<k>/ser.pt`` and ``train_report.json``.
     folds : list of str, optional

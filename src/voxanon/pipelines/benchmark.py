@@ -11,7 +11,10 @@ recomputes nothing that finished):
    trained on the system's anonymized training set (original data for the
    reference row) and selected on its dev trials, per split and gender;
 5. utility: WER of the offline ASR on the merged trial sets, UAR of the SER
-   trained per fold on original emotion data, DNSMOS / ρF0 / G_VD;
+   trained per fold on original emotion data, DNSMOS / ρF0 / G_VD; with the
+   profile's extra evaluators (``full``), content privacy (C-EER from reference
+   and ASR transcripts, the ASR hypotheses shared with the WER) and SER
+   learnability (trained on the anonymized emotion folds, tested on original);
 6. ranking (privacy categories from each system's strongest attacker, ranks,
    Pareto fronts) and the report.
 
@@ -40,7 +43,7 @@ from voxanon.anonymizers.registry import available, build
 from voxanon.atomic import write_text
 from voxanon.data import names
 from voxanon.errors import ConfigError
-from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData, plan, stage_key
+from voxanon.evaluation.evaluator import EVALUATORS, Env, Evaluator, RunSettings, SystemData, plan, stage_key
 from voxanon.evaluation.fingerprint import data_fingerprint, digest
 from voxanon.evaluation.ladder import SELECT_SPLIT
 from voxanon.evaluation.results import RESULT_KINDS, from_dict, to_dict
@@ -273,8 +276,9 @@ class Benchmark:
                           seed=self.seed, asr=self.asr, wer_normalization=WER_NORMALIZATION,
                           pretrained=self.pretrained, quality_utts=self.profile.quality_utts,
                           quality_split=splits[-1], rungs=self.profile.rungs, ecapa_recipe=self.profile.ecapa_recipe,
-                          attacker_epochs=self.profile.attacker_epochs, finetune_epochs=self.profile.finetune_epochs)
-        evaluators = plan(run)
+                          attacker_epochs=self.profile.attacker_epochs, finetune_epochs=self.profile.finetune_epochs,
+                          ser_epochs=self.profile.ser_epochs)
+        evaluators = plan(run, [*EVALUATORS, *self.profile.extra_evaluators])
         env = Env(self.out / "cache", quiet=self.quiet)
         systems = {label: SystemData(label, records[label]["method"] is not None,
                                      {k: Path(v) for k, v in paths.items()}, {k: Path(v) for k, v in original.items()},

@@ -18,7 +18,7 @@ from voxanon.evaluation.results import to_dict
 from voxanon.evaluation.scenarios import AA_LAZY, AA_SEMI, SCENARIOS, overstatement, title
 from voxanon.pipelines import figures
 from voxanon.pipelines.report import audio, figure, fmt, fmt_ci, table, write_report
-from voxanon.pipelines.results import BenchmarkResults, SummaryRow, privacy_rows, summary_rows
+from voxanon.pipelines.results import ORIGINAL, BenchmarkResults, SummaryRow, privacy_rows, summary_rows
 
 EMOTIONS = ("neu", "sad", "ang", "hap")
 
@@ -111,6 +111,9 @@ def _headline_table(rows: list[SummaryRow], results: BenchmarkResults) -> str:
     header = ["system", "category", "strongest attacker", "EER f", "EER m", "EER", "EER VPC semi", "EER lazy",
               "EER ignorant",
               "WER % [95% CI]", "UAR %", "DNSMOS", "ρF0", "G_VD dB", "rank WER", "rank UAR", "score", "RTF"]
+    content = any(r.c_eer is not None or r.c_eer_reference is not None for r in rows)
+    if content:
+        header += ["C-EER (ASR)", "C-EER (reference text)"]
     body = []
     for r in rows:
         rk = results.ranking.systems.get(r.system)
@@ -122,8 +125,30 @@ def _headline_table(rows: list[SummaryRow], results: BenchmarkResults) -> str:
                      fmt(r.eer_ignorant),
                      fmt_ci(r.wer, (ci.low, ci.high) if ci else None), fmt(r.uar),
                      fmt(r.dnsmos), fmt(r.rho_f0), fmt(r.gvd), fmt(rk.wer_rank if rk else None),
-                     fmt(rk.uar_rank if rk else None), fmt(rk.score if rk else None, 3), fmt(r.rtf, 4)])
+                     fmt(rk.uar_rank if rk else None), fmt(rk.score if rk else None, 3), fmt(r.rtf, 4)]
+                    + ([fmt(r.c_eer), fmt(r.c_eer_reference)] if content else []))
     return table(header, body)
+
+
+def _learnability_table(results: BenchmarkResults) -> str:
+    """Train-on-anonymized against train-on-original UAR (empty when no learnability result exists)."""
+    learn = {n: r for n, s in results.systems.items() if (r := s.get("learnability", "ser")) is not None}
+    if not learn:
+        return ""
+    ref = next(iter(learn.values()))
+    folds = list(ref.per_fold)
+    header = ["system", "SER trained on", "UAR % (mean ± std over folds)", "Δ UAR vs original-trained",
+              *[f"fold {f}" for f in folds]]
+    body = [[f"{ORIGINAL} (reference)", "original speech", f"{fmt(ref.reference)} ± {fmt(ref.reference_std)}", "–",
+             *[fmt(ref.per_fold[f]["reference"]) for f in folds]]]
+    body += [[html.escape(n), "its anonymized speech", f"{fmt(r.anonymized)} ± {fmt(r.anonymized_std)}",
+              fmt(r.anonymized - r.reference), *[fmt(r.per_fold.get(f, {}).get("anonymized")) for f in folds]]
+             for n, r in learn.items()]
+    note = (f"<p>Learnability: the compact SER ({ref.epochs} epochs per fold) trained on each system's anonymized "
+            f"emotion folds and tested on the original held-out folds ({ref.n_test} utterances), beside the same "
+            "recipe trained on original speech.</p>")
+    smoke = f"<p class='small'>{html.escape(ref.message)}</p>" if ref.message else ""
+    return note + table(header, body) + smoke
 
 
 def overstatement_sentence(row: SummaryRow) -> str | None:
@@ -222,6 +247,7 @@ def write_outputs(out: Path, results: BenchmarkResults, listen=None) -> Path:
         ("Utility", _utility_table(results)
          + ("<p class='small'>The emotion set of the synthetic corpus is acted by TTS prosody settings: UAR "
             "is a smoke test only.</p>" if results.data.synthetic else "")),
+        *([("Learnability", learn)] if (learn := _learnability_table(results)) else []),
         ("Listen", _listening(listen)),
         ("Settings and data", _settings_section(results)),
     ]

@@ -16,6 +16,8 @@ class Profile:
     ``rungs`` are the semi-informed attackers trained per system
     (:mod:`voxanon.evaluation.ladder`); ``ecapa_recipe`` (``small`` or ``vpc``)
     and ``attacker_epochs`` are rung (c)'s, ``finetune_epochs`` rung (b)'s.
+    ``extra_evaluators`` names evaluators of
+    :data:`~voxanon.evaluation.evaluator.OPTIONAL_EVALUATORS` run besides the default ones.
     """
 
     name: str
@@ -31,6 +33,7 @@ class Profile:
     ecapa_recipe: str
     finetune_epochs: int
     systems: tuple[str, ...] | None = None
+    extra_evaluators: tuple[str, ...] = ()
 
 
 #: the default profile's anonymizers (besides the original)
@@ -49,8 +52,10 @@ PROFILES = {
                        n_boot=1000, quality_utts=8, listen_utts=4, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),
                        ecapa_recipe="small", finetune_epochs=3, systems=DEFAULT_SYSTEMS),
     # every offline anonymizer (kNN-VC included); more speakers and trials for tighter intervals
-    # (an hour or more on 2 cores); rung (c) with the VPC recipe
+    # (an hour or more on 2 cores); rung (c) with the VPC recipe. Only here: content privacy (C-EER; adds the
+    # ASR of every system's training set) and SER learnability (adds 5 SER trainings per system), each past
+    # the default profile's 20-minute budget
     "full": Profile("full", "default", ("dev", "test"), ("dev", "test"), attacker_epochs=15, ser_epochs=15,
                     n_boot=1000, quality_utts=40, listen_utts=6, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),
-                    ecapa_recipe="vpc", finetune_epochs=5),
+                    ecapa_recipe="vpc", finetune_epochs=5, extra_evaluators=("content", "learnability")),
 }

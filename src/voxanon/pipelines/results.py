@@ -187,7 +187,11 @@ class SummaryRow:
     (:func:`~voxanon.evaluation.scenarios.strongest_attacker`); ``eer``,
     ``eer_f``, ``eer_m`` and ``mfdr`` are its numbers, and the privacy category
     comes from them. ``eer_semi`` is the VPC semi-informed attacker (rung c),
-    ``attackers`` every attacker's mean EER.
+    ``attackers`` every attacker's mean EER. Where those evaluators ran:
+    ``c_eer`` is the content attack's mean EER from the run's ASR transcripts
+    (``c_eer_reference`` from the reference transcripts), ``uar_learn`` the UAR
+    on original speech of the SER trained on the system's output (for the
+    original row: trained on original speech, the learnability reference).
     """
 
     system: str
@@ -207,6 +211,9 @@ class SummaryRow:
     rho_f0: float | None
     gvd: float | None
     rtf: float | None
+    c_eer: float | None = None
+    c_eer_reference: float | None = None
+    uar_learn: float | None = None
 
 
 def summary_rows(results: BenchmarkResults) -> list[SummaryRow]:
@@ -215,6 +222,9 @@ def summary_rows(results: BenchmarkResults) -> list[SummaryRow]:
     # the original speech's DNSMOS, measured beside every system's (the same utterances)
     dnsmos_original = next((q.dnsmos.original for s in results.systems.values()
                             if (q := s.get("quality")) is not None), None)
+    # the learnability reference (SER trained on original speech), carried by every anonymized system's result
+    learn_original = next((r.reference for s in results.systems.values()
+                           if (r := s.get("learnability", "ser")) is not None), None)
     rows = []
     for name, s in results.systems.items():
         eers = s.attacker_eers(split)
@@ -224,6 +234,9 @@ def summary_rows(results: BenchmarkResults) -> list[SummaryRow]:
         w: AsrResult | None = s.get("wer", split)
         ser, q = s.get("ser"), s.get("quality")
         gender = p.by_gender if p else {}
+        # the ASR transcripts of the run, and the reference text (content_privacy.REFERENCE)
+        content, content_ref = (s.get("content", source, split) for source in (results.settings.asr, "reference"))
+        learn = s.get("learnability", "ser")
         rows.append(SummaryRow(
             system=name, attacker=best[0] if best else None, eer=best[1] if best else None,
             eer_f=gender["f"].eer if "f" in gender else None, eer_m=gender["m"].eer if "m" in gender else None,
@@ -232,7 +245,10 @@ def summary_rows(results: BenchmarkResults) -> list[SummaryRow]:
             mfdr=p.fairness.mfdr if p and p.fairness else None,
             wer=w.wer if w else None, wer_ci=w.wer_ci if w else None, uar=ser.uar_mean if ser else None,
             dnsmos=(q.dnsmos.anonymized if q else None) if s.method else dnsmos_original,
-            rho_f0=q.rho_f0 if q else None, gvd=q.gvd_db if q else None, rtf=s.rtf))
+            rho_f0=q.rho_f0 if q else None, gvd=q.gvd_db if q else None, rtf=s.rtf,
+            c_eer=content.eer_mean if content else None,
+            c_eer_reference=content_ref.eer_mean if content_ref else None,
+            uar_learn=learn.anonymized if learn else (learn_original if s.method is None else None)))
     return rows
 
 
