@@ -7,7 +7,7 @@ take turns within each round so that they see the same load):
 
 - ``reference``: the generator as the reference code runs it (weight-norm
   parametrisations recomputed on every call, autograd on), one shot;
-- ``torch``: ``engine="torch"``: weight norm folded at load time, ``torch.inference_mode``, 1024-frame chunks;
+- ``torch``: ``engine="torch"``: weight norm folded at load time, ``torch.inference_mode``, 512-frame chunks;
 - ``onnx-1d``: ONNX Runtime on the plain export (1-D convolutions), one shot;
 - ``onnx``: ``engine="onnx"`` (the default when ONNX Runtime is installed): the
   export with (1, k) 2-D convolutions, at several chunk lengths (``--chunks``).

@@ -239,7 +239,7 @@ class HifiganVocoder(Vocoder):
     when installed, the faster one); ``threads > 0`` sets ONNX Runtime's intra-op threads.
     """
 
-    def __init__(self, generator: Generator, name: str, *, chunk_frames: int = 1024, context: int = 16,
+    def __init__(self, generator: Generator, name: str, *, chunk_frames: int = 512, context: int = 16,
                  engine: str = "auto", threads: int = 0) -> None:
         self.generator = generator
         self.engine = resolve_engine(engine)
