@@ -46,8 +46,9 @@ PROFILES = {
                      quality_utts=4, listen_utts=2, rungs=(AA_BACKEND, AA_SEMI), ecapa_recipe="small",
                      finetune_epochs=0, systems=("mcadams", "world")),
     # the main job: the signal-processing and cascade anonymizers on the small corpus; attacks on dev and
-    # test, WER on test. The neural kNN-VC family is left to `full`: it costs about 1.5 CPU-seconds per
-    # second of audio (HiFi-GAN dominates), ~17 CPU-minutes for this profile's audio, past its 20-min budget
+    # test, WER on test. The neural kNN-VC family is left to `full`: about 0.5 CPU-seconds per second of
+    # audio with the ONNX vocoder (1.5 with torch), ~6 CPU-minutes for this profile's audio plus its three
+    # retrained rungs and the one-off target build, not yet measured against the profile's 20-min budget
     "default": Profile("default", "small", ("dev", "test"), ("test",), attacker_epochs=8, ser_epochs=10,
                        n_boot=1000, quality_utts=8, listen_utts=4, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),
                        ecapa_recipe="small", finetune_epochs=3, systems=DEFAULT_SYSTEMS),
