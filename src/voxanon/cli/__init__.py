@@ -61,6 +61,7 @@ class Commands:
     top: argparse._SubParsersAction
     data: argparse._SubParsersAction
     evaluate: argparse._SubParsersAction
+    train: argparse._SubParsersAction
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     data = top.add_parser("data", help="prepare data sets").add_subparsers(dest="data_command", metavar="SET")
     evaluate = top.add_parser("evaluate", help="privacy and utility evaluation").add_subparsers(
         dest="evaluate_command", metavar="WHAT")
-    commands = Commands(top=top, data=data, evaluate=evaluate)
+    train = top.add_parser("train", help="train the models that anonymizers use").add_subparsers(
+        dest="train_command", metavar="MODEL")
+    commands = Commands(top=top, data=data, evaluate=evaluate, train=train)
     for name in COMMAND_MODULES:
         importlib.import_module(f"voxanon.cli.{name}").register(commands)
     return parser
