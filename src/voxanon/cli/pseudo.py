@@ -60,7 +60,8 @@ def register(commands) -> None:
     t.add_argument("pool", metavar="POOL.npz",
                    help="pool from 'voxanon data speaker-pool' (utterance level preferred)")
     t.add_argument("--out", required=True, help="output checkpoint (.pt); a .json log is written beside it")
-    t.add_argument("--epochs", type=int, default=None, help=f"epochs (default {DEFAULT_EPOCHS} unless --minutes is given)")
+    t.add_argument("--epochs", type=int, default=None,
+                   help=f"epochs (default {DEFAULT_EPOCHS} unless --minutes is given)")
     t.add_argument("--minutes", type=float, default=None, help="wall-time budget")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--device", default="cpu", help="cpu or cuda")

@@ -53,5 +53,5 @@ def build_speaker_pool(data_dirs: list[str | os.PathLike], *, encoder: str = "ge
     spk_mat = np.stack([utt_mat[utt_idx == i].mean(axis=0) for i in range(len(speakers))])
     keep_utts = level == "utterance"
     return SpeakerPool(embeddings=spk_mat, speakers=np.array(speakers),
-                       genders=np.array([genders[s] for s in speakers]), encoder=encoder, utt_embeddings=utt_mat if keep_utts else None,
-                       utt_speakers=utt_idx if keep_utts else None)
+                       genders=np.array([genders[s] for s in speakers]), encoder=encoder,
+                       utt_embeddings=utt_mat if keep_utts else None, utt_speakers=utt_idx if keep_utts else None)
