@@ -8,7 +8,8 @@ corpus's ``dev_enrolls`` and ``test_enrolls``), one speaker-level GE2E
 embedding each (mean of up to ``--max-utts`` utterances, renormalised). The
 pool and flow default to the shipped ones. The script checks that no source
 speaker id is in the pool, prints the accuracy of the pool's gender centroids
-on the sources' labelled genders, and then, per generator (``--draws``
+on the sources' labelled genders (per directory; speakers in several
+directories must not be), and then, per generator (``--draws``
 independent RNGs per source):
 
 - ``cos src``: mean cosine of the pseudo-speaker to its source;
@@ -27,7 +28,7 @@ import time
 
 import numpy as np
 
-from voxanon.anonymizers.pseudo import load_default_flow, load_default_pool, load_pool, make_generator
+from voxanon.anonymizers.pseudo import SpeakerPool, load_default_flow, load_default_pool, load_pool, make_generator
 from voxanon.anonymizers.pseudo.generators import gender_centroids, predict_gender
 from voxanon.models.flow import load_flow
 from voxanon.pipelines.speaker_pool import build_speaker_pool
@@ -72,14 +73,20 @@ def main() -> None:
     args = ap.parse_args()
     pool = load_pool(args.pool) if args.pool else load_default_pool()
     flow = load_flow(args.flow) if args.flow else load_default_flow()
-    src = build_speaker_pool(args.sources, encoder=pool.encoder, max_utts=args.max_utts, cache_dir=args.cache_dir,
-                             quiet=True)
-    overlap = sorted(set(src.speakers) & set(pool.speakers))
     centroids = gender_centroids(pool)
+    parts = []
+    for path in args.sources:
+        part = build_speaker_pool([path], encoder=pool.encoder, max_utts=args.max_utts, cache_dir=args.cache_dir,
+                                  quiet=True)
+        acc = np.mean([predict_gender(e, centroids) == g for e, g in zip(part.embeddings, part.genders)])
+        print(f"gender by nearest pool centroid: accuracy {acc:.3f} on the {len(part)} speakers of {path}")
+        parts.append(part)
+    src = SpeakerPool(np.concatenate([p.embeddings for p in parts]), np.concatenate([p.speakers for p in parts]),
+                      np.concatenate([p.genders for p in parts]), pool.encoder)
+    overlap = sorted(set(src.speakers) & set(pool.speakers))
     acc = float(np.mean([predict_gender(e, centroids) == g for e, g in zip(src.embeddings, src.genders)]))
     print(f"pool: {len(pool)} speakers (f {int((pool.genders == 'f').sum())}), {pool.dim}-d {pool.encoder}; "
           f"sources: {len(src)} speakers (f {int((src.genders == 'f').sum())}), shared ids: {len(overlap)}")
-    print(f"gender by nearest pool centroid: accuracy {acc:.3f} on the {len(src)} source speakers")
     rows = [{"generator": "source", "params": {}, "cos_src": 1.0,
              "cos_pool": float(np.mean((src.embeddings @ pool.embeddings.T).max(axis=1))),
              "cos_other": mean_offdiag(src.embeddings, src.embeddings), "cos_draws": 1.0, "gender_kept": acc,

@@ -11,6 +11,7 @@ import torch
 from voxanon.anonymizers.pseudo import make_generator
 from voxanon.anonymizers.pseudo.f3va import mix_latents
 from voxanon.anonymizers.pseudo.pool import unit_rows
+from voxanon.errors import ConfigError
 from voxanon.models.flow import FlowError, integrate, load_flow, save_flow, train_flow
 
 
@@ -103,3 +104,16 @@ def test_checkpoint_round_trip_and_bad_files(trained, tmp_path):
         load_flow(tmp_path / "shape.pt")
     with pytest.raises(FlowError, match="not found"):
         load_flow(tmp_path / "missing.pt")
+
+
+def test_training_rejects_bad_settings():
+    points = np.random.default_rng(0).standard_normal((10, 4))
+    with pytest.raises(ConfigError, match="give --epochs or --minutes"):
+        train_flow(points)
+    with pytest.raises(ConfigError, match="--epochs must be >= 1"):
+        train_flow(points, epochs=0)
+    with pytest.raises(ConfigError, match="at least 2 embeddings"):
+        train_flow(points[:1], epochs=1)
+    if not torch.cuda.is_available():
+        with pytest.raises(ConfigError, match="CUDA is not available"):
+            train_flow(points, epochs=1, device="cuda")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 
 DEFAULT_EPOCHS = 200
@@ -24,15 +25,26 @@ def run_pool(args: argparse.Namespace) -> int:
 
 
 def run_flow(args: argparse.Namespace) -> int:
+    import torch
+
     from voxanon.anonymizers.pseudo.pool import load_pool
     from voxanon.models.flow import save_flow, train_flow
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
     pool = load_pool(args.pool)
     epochs = args.epochs if args.epochs is not None or args.minutes is not None else DEFAULT_EPOCHS
     flow, log = train_flow(pool.training_points(), epochs=epochs, minutes=args.minutes, seed=args.seed,
                            device=args.device, hidden=args.hidden, layers=args.layers, encoder=pool.encoder,
                            quiet=args.quiet)
-    log = {"pool": str(args.pool), "hidden": args.hidden, "layers": args.layers, **log}
+    command = ["voxanon", "train", "speaker-flow", str(args.pool), "--out", str(args.out), "--seed", str(args.seed),
+               "--hidden", str(args.hidden), "--layers", str(args.layers), "--device", args.device]
+    command += ["--epochs", str(args.epochs)] if args.epochs is not None else []
+    command += ["--minutes", str(args.minutes)] if args.minutes is not None else []
+    command += ["--threads", str(args.threads)] if args.threads else []
+    command += ["--fp32"] if args.fp32 else []
+    log = {"command": shlex.join(command), "pool": str(args.pool), "hidden": args.hidden, "layers": args.layers,
+           "device": args.device, "threads": torch.get_num_threads(), **log}
     save_flow(flow, args.out, fp16=not args.fp32, train_log=log)
     Path(str(args.out) + ".json").write_text(json.dumps(log, indent=1) + "\n")
     if not args.quiet:
@@ -67,6 +79,8 @@ def register(commands) -> None:
     t.add_argument("--device", default="cpu", help="cpu or cuda")
     t.add_argument("--hidden", type=int, default=512, help="hidden width of the velocity MLP")
     t.add_argument("--layers", type=int, default=3, help="hidden layers of the velocity MLP")
+    t.add_argument("--threads", type=int, default=0,
+                   help="CPU threads (default 0: torch's default; 1 is fastest on a busy machine)")
     t.add_argument("--fp32", action="store_true", help="store float32 weights (default float16)")
     t.add_argument("--quiet", action="store_true")
     t.set_defaults(handler=run_flow)

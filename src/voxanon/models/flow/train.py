@@ -50,6 +50,8 @@ def train_flow(points: np.ndarray, *, epochs: int | None = None, minutes: float 
         raise ConfigError("give --epochs or --minutes (or both) to bound the flow training")
     if (epochs is not None and epochs < 1) or (minutes is not None and minutes <= 0):
         raise ConfigError(f"--epochs must be >= 1 and --minutes > 0, got {epochs} and {minutes}")
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"--device {device}: CUDA is not available here; use --device cpu")
     torch.manual_seed(seed)
     gen = torch.Generator(device="cpu").manual_seed(seed)
     mean = points.mean(axis=0)
