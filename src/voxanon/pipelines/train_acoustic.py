@@ -26,7 +26,7 @@ import torch
 
 from voxanon.atomic import write_text
 from voxanon.errors import ConfigError, RunError
-from voxanon.models.acoustic.features import normalize_content
+from voxanon.models.acoustic.features import network_content
 from voxanon.models.acoustic.inference import AcousticModel, ModelSpecs, model_file
 from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
 from voxanon.models.checkpoint import load_checkpoint, save_atomic
@@ -67,8 +67,7 @@ class Batches:
 
     def __init__(self, items: list[UttFeatures], cfg: AcousticConfig, segment: int, rng: np.random.Generator):
         self.items, self.segment, self.rng = items, segment, rng
-        self.content = [[normalize_content(c) if cfg.content_norm else c.astype(np.float32) for c in it.content]
-                        for it in items]
+        self.content = [[network_content(c, cfg.content_norm) for c in it.content] for it in items]
         by_spk: dict[str, list[int]] = {}
         for i, it in enumerate(items):
             by_spk.setdefault(it.speaker, []).append(i)
@@ -109,7 +108,7 @@ def valid_l1(net: AcousticNet, items: list[UttFeatures], embeddings: list[np.nda
     net.eval()
     total = frames = 0.0
     for it, emb in zip(items, embeddings):
-        content = normalize_content(it.content[0]) if net.cfg.content_norm else it.content[0].astype(np.float32)
+        content = network_content(it.content[0], net.cfg.content_norm)
         as_t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float32), device=device)[None]  # noqa: E731
         pred = net(as_t(content), as_t(it.pitch), as_t(emb))[0]
         total += float((pred - as_t(it.mel)[0]).abs().sum()) / net.cfg.n_mels

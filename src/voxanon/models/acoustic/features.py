@@ -56,3 +56,8 @@ def normalize_content(content: np.ndarray) -> np.ndarray:
     """Per-utterance mean/variance normalisation of ``(T, D)`` content over time."""
     content = np.asarray(content, dtype=np.float32)
     return (content - content.mean(0)) / (content.std(0) + 1e-5)
+
+
+def network_content(content: np.ndarray, normalize: bool) -> np.ndarray:
+    """Content as the network reads it: float32, normalised per utterance when the model's config says so."""
+    return normalize_content(content) if normalize else np.asarray(content, dtype=np.float32)

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from voxanon.errors import ModelError
-from voxanon.models.acoustic.features import SourceFeatures, normalize_content, source_features
+from voxanon.models.acoustic.features import SourceFeatures, network_content, source_features
 from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
 from voxanon.models.checkpoint import check_state_keys, load_checkpoint
 
@@ -112,7 +112,7 @@ class AcousticModel:
         if len(emb) != self.config.speaker_dim:
             raise AcousticError(f"{self.name or 'acoustic model'}: speaker embedding has {len(emb)} dims, the "
                                 f"model takes {self.config.speaker_dim} ({self.speaker_spec})")
-        content = normalize_content(features.content) if self.config.content_norm else features.content
+        content = network_content(features.content, self.config.content_norm)
         as_t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float32), device=self.device)[None]  # noqa: E731
         return self.net(as_t(content), as_t(features.pitch), as_t(emb))[0].float().cpu().numpy()
 
