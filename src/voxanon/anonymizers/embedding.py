@@ -47,10 +47,10 @@ class Embedding(Anonymizer):
         n_far: int = param(200, "pool: farthest pool speakers considered", range=Range(1))
         n_avg: int = param(100, "pool: of those, how many are averaged", range=Range(1))
         alpha: float = param(0.0, "gaussian: weight of the source in the mix (0 = ignore it)", range=Range(0, 1))
-        w: float = param(0.5, "f3va: weight of the source's latent (1 = the source, 0 = random)", range=Range(-1, 1))
+        w: float = param(0.0, "f3va: weight of the source's latent (1 = the source, 0 = random)", range=Range(-1, 1))
         w_range: tuple[float, float] | None = param(
             None, "f3va: draw w per utterance uniformly in [lo, hi] (the paper's dynamic mode)", range=Range(-1, 1))
-        solver: str = param("rk4", "f3va: ODE solver (euler, midpoint, rk4)")
+        solver: str = param("euler", "f3va: ODE solver (euler, midpoint, rk4)")
         steps: int = param(16, "f3va: ODE steps", range=Range(1, 1000))
         threads: int = param(0, "torch threads (0 = torch's default)", range=Range(0))
 
@@ -67,7 +67,7 @@ class Embedding(Anonymizer):
     def parts(self):
         """(acoustic model, speaker encoder, generator), loaded on first use."""
         if self._parts is None:
-            from voxanon.anonymizers.pseudo import make_generator
+            from voxanon.anonymizers.pseudo import PARAMS, load_pool, make_generator
             from voxanon.models.acoustic import load_acoustic
             from voxanon.models.speaker import load_encoder
 
@@ -77,9 +77,13 @@ class Embedding(Anonymizer):
 
                 torch.set_num_threads(c.threads)
             model = load_acoustic(c.model)
-            generator = make_generator(c.generator, pool=c.pool or None, flow=c.flow or None, n_far=c.n_far,
-                                       n_avg=c.n_avg, alpha=c.alpha, w=c.w, w_range=c.w_range, solver=c.solver,
-                                       steps=c.steps)
+            flow = None
+            if c.flow and c.generator == "f3va":
+                from voxanon.models.flow import load_flow
+
+                flow = load_flow(c.flow)
+            params = {k: getattr(c, k) for k in PARAMS[c.generator]}
+            generator = make_generator(c.generator, pool=load_pool(c.pool) if c.pool else None, flow=flow, **params)
             self._parts = (model, load_encoder(model.speaker_spec), generator)
         return self._parts
 
