@@ -69,3 +69,21 @@ def test_real_speech_takes_the_pseudo_speakers_voice():
     # each output sounds more like its own pseudo-speaker than like the other one, and leaves the source
     assert emb_a @ pseudo_a > emb_a @ pseudo_b and emb_b @ pseudo_b > emb_b @ pseudo_a
     assert emb_a @ src < 0.9
+
+
+def test_source_f0_mode_imposes_the_sources_own_pitch():
+    from voxanon.dsp.world import estimate_f0, transfer_f0
+
+    sr = 16000
+    source = (0.5 * speech_like(1.5, sr, f0=110.0, seed=1)).astype(np.float32)
+    converted = (0.5 * speech_like(1.5, sr, f0=210.0, seed=2)).astype(np.float32)
+    out = transfer_f0(converted, source, sr)
+    f0, _ = estimate_f0(out.astype(np.float64), sr)
+    assert abs(np.median(f0[f0 > 0]) - 110.0) < 8.0
+    shifted, _ = estimate_f0(transfer_f0(converted, source, sr, np.log(160.0)).astype(np.float64), sr)
+    assert abs(np.median(shifted[shifted > 0]) - 160.0) < 10.0
+
+
+def test_b1_is_the_vpc_pool_rule_with_the_source_f0():
+    config = build("b1").config
+    assert (config.generator, config.n_far, config.n_avg, config.f0) == ("pool", 200, 100, "source")

@@ -21,10 +21,12 @@ import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, Chunking, param
 from voxanon.audio.io import fit_length, resample
+from voxanon.dsp.world import transfer_f0
 from voxanon.errors import ConfigError
 from voxanon.heap import release_free_memory
 from voxanon.ranges import Range
 
+F0_MODES = ("model", "source")
 #: seconds of the source (from its start) whose embedding drives the pseudo-speaker draw
 EMBED_SECONDS = 60.0
 
@@ -52,6 +54,8 @@ class Embedding(Anonymizer):
             None, "f3va: draw w per utterance uniformly in [lo, hi] (the paper's dynamic mode)", range=Range(-1, 1))
         solver: str = param("euler", "f3va: ODE solver (euler, midpoint, rk4)")
         steps: int = param(16, "f3va: ODE steps", range=Range(1, 1000))
+        f0: str = param("model", "model (pitch level from the pseudo-speaker, contour from the source) or "
+                                 "source (the source's own F0, imposed by WORLD after vocoding; VPC B1)")
         threads: int = param(0, "torch threads (0 = torch's default)", range=Range(0))
 
         def __post_init__(self) -> None:
@@ -59,6 +63,8 @@ class Embedding(Anonymizer):
 
             if self.generator not in GENERATORS:
                 raise ConfigError(f"parameter generator: {self.generator!r} is not one of {', '.join(GENERATORS)}")
+            if self.f0 not in F0_MODES:
+                raise ConfigError(f"parameter f0: {self.f0!r} is not one of {', '.join(F0_MODES)}")
 
     def __init__(self, config=None, **params) -> None:
         super().__init__(config, **params)
@@ -98,8 +104,11 @@ class Embedding(Anonymizer):
         if not np.any(wav):
             return np.zeros(len(wav), dtype=np.float32)
         out, out_sr = self.parts()[0].convert(wav, sr, speaker)
+        out = fit_length(resample(out, out_sr, sr), len(wav))
+        if self.config.f0 == "source":
+            out = transfer_f0(out, wav, sr)
         release_free_memory()  # each chunk's working memory goes back (see voxanon.heap)
-        return fit_length(resample(out, out_sr, sr), len(wav)).astype(np.float32)
+        return out.astype(np.float32)
 
     def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
         if not np.any(wav):
@@ -114,3 +123,17 @@ class Embedding(Anonymizer):
         speaker = self.pseudo_speaker(wav, sr, rng)
         pieces = (self.convert(wav[a:b], sr, speaker) for a, b in self.chunking.spans(cuts, sr))
         return self.chunking.join(pieces, cuts, sr), sr
+
+
+class B1(Embedding):
+    """VPC 2024 baseline B1: pool pseudo-speaker (200 farthest, 100 averaged) resynthesised with the source's F0.
+
+    The VPC's B1 uses x-vectors and a neural source-filter model fed the original F0; here GE2E embeddings and
+    the speaker-conditioned acoustic model + HiFi-GAN, with the source's F0 imposed by WORLD after vocoding.
+    """
+
+    name = "b1"
+
+    @dataclasses.dataclass(frozen=True)
+    class Config(Embedding.Config):
+        f0: str = param("source", "model (pitch level from the pseudo-speaker) or source (the source's F0; VPC B1)")
