@@ -30,7 +30,8 @@ import soundfile as sf
 
 from voxanon.anonymizers.base import utterance_rng
 from voxanon.anonymizers.knnvc import KnnVc, knn_match
-from voxanon.anonymizers.knnvc_targets import interpolate_frames, trim_mask, tts_sources
+from voxanon.anonymizers.knnvc_targets import trim_mask, tts_sources
+from voxanon.dsp.frames import interpolate_frames
 from voxanon.audio.io import load_audio, resample
 
 CLIPS = Path(__file__).resolve().parent.parent / "tests" / "data" / "librivox"

@@ -12,7 +12,8 @@ import soundfile as sf
 from voxanon.anonymizers import knnvc_targets
 from voxanon.anonymizers.base import utterance_rng
 from voxanon.anonymizers.knnvc import KnnVc, KnnVcBlend, knn_match
-from voxanon.anonymizers.knnvc_targets import dir_sources, interpolate_frames, trim_mask
+from voxanon.anonymizers.knnvc_targets import dir_sources, trim_mask
+from voxanon.dsp.frames import interpolate_frames
 from voxanon.errors import ConfigError, DataError
 
 LIBRIVOX = Path(__file__).parent / "data" / "librivox"

@@ -31,6 +31,7 @@ import numpy as np
 
 from voxanon.atomic import atomic_open
 from voxanon.audio.io import load_audio, resample
+from voxanon.dsp.frames import interpolate_frames
 from voxanon.errors import DataError
 
 #: bump when the matching-set computation changes (invalidates caches). 2: feature vocoders' target
@@ -114,18 +115,6 @@ def trim_mask(mel: np.ndarray, trim_db: float) -> np.ndarray:
     """Frames whose energy (from natural-log mel magnitudes) is within ``trim_db`` of the loudest frame."""
     energy = np.log(np.exp(mel).sum(axis=1) + 1e-12)
     return energy >= energy.max() - trim_db / 20.0 * np.log(10.0)
-
-
-def interpolate_frames(feats: np.ndarray, src_rate: float, n_out: int, out_rate: float) -> np.ndarray:
-    """Linear interpolation of ``(T, D)`` frames at ``src_rate`` Hz onto ``n_out`` frames at ``out_rate`` Hz.
-
-    Frame ``i`` of either sequence is centred at ``(i + 0.5) / rate`` seconds.
-    """
-    pos = np.clip((np.arange(n_out) + 0.5) * src_rate / out_rate - 0.5, 0, len(feats) - 1)
-    lo = np.floor(pos).astype(int)
-    hi = np.minimum(lo + 1, len(feats) - 1)
-    w = (pos - lo)[:, None].astype(np.float32)
-    return feats[lo] * (1 - w) + feats[hi] * w
 
 
 def mean_log_f0(wav: np.ndarray, sr: int) -> float:

@@ -1,0 +1,122 @@
+"""``AcousticModel``: a trained :class:`AcousticNet` with the encoders and vocoder it was trained against."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import torch
+
+from voxanon.errors import ModelError
+from voxanon.models.acoustic.features import SourceFeatures, normalize_content, source_features
+from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
+from voxanon.models.checkpoint import check_state_keys, load_checkpoint
+
+#: the ``format`` field of a shipped acoustic model file
+FORMAT = "voxanon-acoustic/1"
+
+
+class AcousticError(ModelError):
+    """An acoustic-model file that is missing, of another format or does not match its config."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelSpecs:
+    """Which content encoder, speaker encoder and vocoder a model was trained with."""
+
+    content: str = "whisper-tiny:3"
+    speaker: str = "ge2e"
+    vocoder: str = "hifigan-universal"
+
+
+def model_file(net: AcousticNet, specs: ModelSpecs, meta: dict | None = None, half: bool = True) -> dict:
+    """The saved form of a model: format, config, specs, ``meta`` and the (fp16 by default) state dict."""
+    state = {k: (v.detach().half() if half and v.is_floating_point() else v.detach()).cpu().clone()
+             for k, v in net.state_dict().items()}
+    return {"format": FORMAT, "config": dataclasses.asdict(net.cfg), "specs": dataclasses.asdict(specs),
+            "meta": meta or {}, "state": state}
+
+
+def net_from_file(saved: dict, what: str) -> tuple[AcousticNet, ModelSpecs, dict]:
+    """Rebuild the network (fp32) of :func:`model_file`'s dict, checking format and every key's shape."""
+    if not isinstance(saved, dict) or saved.get("format") != FORMAT:
+        raise AcousticError(f"{what}: not a voxanon acoustic model (format {FORMAT}); "
+                            "train one with 'voxanon train acoustic'")
+    try:
+        cfg = AcousticConfig.from_dict(saved["config"])
+        specs = ModelSpecs(**saved["specs"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise AcousticError(f"{what}: bad config: {exc}") from None
+    net = AcousticNet(cfg)
+    expected = {k: tuple(v.shape) for k, v in net.state_dict().items()}
+    check_state_keys(saved["state"], expected, what, AcousticError, "the file was written by another model layout")
+    net.load_state_dict({k: v.float() for k, v in saved["state"].items()})
+    return net.eval(), specs, dict(saved.get("meta") or {})
+
+
+class AcousticModel:
+    """Speaker-conditioned synthesis: source features + a speaker embedding -> log-mels -> waveform.
+
+    Attributes
+    ----------
+    content_spec, speaker_spec, vocoder_spec : the specs of the models it was trained against
+    device : torch device the network runs on
+    config : the network's :class:`AcousticConfig`
+    meta : what the training recorded (command, data, losses)
+    """
+
+    def __init__(self, net: AcousticNet, specs: ModelSpecs, device: str = "cpu", meta: dict | None = None,
+                 name: str = "") -> None:
+        self.device = torch.device(device)
+        self.net = net.to(self.device).eval()
+        self.config = net.cfg
+        self.content_spec, self.speaker_spec, self.vocoder_spec = specs.content, specs.speaker, specs.vocoder
+        self.meta = meta or {}
+        self.name = name
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, device: str = "cpu") -> AcousticModel:
+        """Load a model file written by ``voxanon train acoustic`` (``model.pt``)."""
+        what = f"acoustic model {os.fspath(path)}"
+        net, specs, meta = net_from_file(load_checkpoint(path, what, AcousticError), what)
+        return cls(net, specs, device, meta, name=os.fspath(path))
+
+    def encoder(self):
+        """The content encoder (loaded once per process)."""
+        from voxanon.models.content import load_content_encoder
+
+        return load_content_encoder(self.content_spec)
+
+    def vocoder(self):
+        """The vocoder (loaded once per process)."""
+        from voxanon.models.vocoder import load_vocoder
+
+        return load_vocoder(self.vocoder_spec)
+
+    def speaker_encoder(self):
+        """The speaker encoder whose embeddings condition the model."""
+        from voxanon.models.speaker import load_encoder
+
+        return load_encoder(self.speaker_spec)
+
+    def features(self, wav: np.ndarray, sr: int) -> SourceFeatures:
+        """Content and pitch of ``wav`` at the vocoder's frame times."""
+        vocoder = self.vocoder()
+        return source_features(wav, sr, self.encoder(), rate=vocoder.sample_rate, hop=vocoder.hop_length)
+
+    @torch.inference_mode()
+    def mel(self, features: SourceFeatures, speaker_embedding: np.ndarray) -> np.ndarray:
+        """``(T, n_mels)`` float32 log-mels of ``features`` in the voice of ``speaker_embedding`` ``(dim,)``."""
+        emb = np.asarray(speaker_embedding, dtype=np.float32).reshape(-1)
+        if len(emb) != self.config.speaker_dim:
+            raise AcousticError(f"{self.name or 'acoustic model'}: speaker embedding has {len(emb)} dims, the "
+                                f"model takes {self.config.speaker_dim} ({self.speaker_spec})")
+        content = normalize_content(features.content) if self.config.content_norm else features.content
+        as_t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float32), device=self.device)[None]  # noqa: E731
+        return self.net(as_t(content), as_t(features.pitch), as_t(emb))[0].float().cpu().numpy()
+
+    def convert(self, wav: np.ndarray, sr: int, speaker_embedding: np.ndarray) -> tuple[np.ndarray, int]:
+        """``wav`` re-synthesised in the voice of ``speaker_embedding``: (waveform, vocoder rate)."""
+        vocoder = self.vocoder()
+        return vocoder.synthesize(self.mel(self.features(wav, sr), speaker_embedding)), vocoder.sample_rate

@@ -1,0 +1,85 @@
+"""The acoustic network: content frames + normalised pitch + a speaker embedding -> vocoder log-mels.
+
+A stack of residual dilated 1-D convolution blocks, each FiLM-conditioned
+(per-channel scale and shift) on the speaker embedding, between an input
+projection (content + pitch) and an output projection to the mel bins.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+import torch
+from torch import nn
+
+
+@dataclasses.dataclass(frozen=True)
+class AcousticConfig:
+    """Sizes of :class:`AcousticNet` and how its inputs are prepared.
+
+    Attributes
+    ----------
+    content_dim, speaker_dim, n_mels : input and output sizes
+    channels : width of the residual stack
+    kernel : convolution kernel (frames)
+    dilations : one residual block per entry
+    content_norm : normalise content features per utterance (zero mean, unit variance per dimension over
+        time) before the network; removes the utterance's constant (speaker/channel) offset
+    """
+
+    content_dim: int = 384
+    speaker_dim: int = 256
+    n_mels: int = 80
+    channels: int = 192
+    kernel: int = 5
+    dilations: tuple[int, ...] = (1, 2, 4, 8, 1, 2, 4, 8)
+    content_norm: bool = True
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> AcousticConfig:
+        """The config saved by :func:`dataclasses.asdict` (lists back to tuples; unknown keys rejected)."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - fields)
+        if unknown:
+            raise ValueError(f"unknown acoustic config key(s): {', '.join(unknown)}")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+
+
+class FilmBlock(nn.Module):
+    """Dilated conv -> LayerNorm -> speaker FiLM -> GELU -> 1x1 conv, added to the input."""
+
+    def __init__(self, channels: int, kernel: int, dilation: int, speaker_dim: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv1d(channels, channels, kernel, dilation=dilation, padding=dilation * (kernel - 1) // 2)
+        self.norm = nn.LayerNorm(channels)
+        self.film = nn.Linear(speaker_dim, 2 * channels)
+        self.out = nn.Conv1d(channels, channels, 1)
+        nn.init.zeros_(self.film.weight)
+        nn.init.zeros_(self.film.bias)
+
+    def forward(self, x: torch.Tensor, speaker: torch.Tensor) -> torch.Tensor:
+        """``x`` (B, C, T), ``speaker`` (B, S) -> (B, C, T)."""
+        h = self.norm(self.conv(x).transpose(1, 2))
+        scale, shift = self.film(speaker).unsqueeze(1).chunk(2, dim=-1)
+        h = nn.functional.gelu(h * (1 + scale) + shift).transpose(1, 2)
+        return x + self.out(h)
+
+
+class AcousticNet(nn.Module):
+    """``(content (B, T, D), pitch (B, T, 2), speaker (B, S)) -> (B, T, n_mels)`` log-mels."""
+
+    def __init__(self, cfg: AcousticConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.content_in = nn.Linear(cfg.content_dim, cfg.channels)
+        self.pitch_in = nn.Linear(2, cfg.channels)
+        self.blocks = nn.ModuleList(FilmBlock(cfg.channels, cfg.kernel, d, cfg.speaker_dim) for d in cfg.dilations)
+        self.norm = nn.LayerNorm(cfg.channels)
+        self.mel_out = nn.Linear(cfg.channels, cfg.n_mels)
+
+    def forward(self, content: torch.Tensor, pitch: torch.Tensor, speaker: torch.Tensor) -> torch.Tensor:
+        x = (self.content_in(content) + self.pitch_in(pitch)).transpose(1, 2)
+        for block in self.blocks:
+            x = block(x, speaker)
+        return self.mel_out(self.norm(x.transpose(1, 2)))

@@ -1,0 +1,272 @@
+"""``voxanon train acoustic``: train (or fine-tune) the speaker-conditioned acoustic model.
+
+Training pairs: content of a voice-perturbed copy of each utterance (so the
+content carries little of the voice) + its pitch + the embedding of *another*
+utterance of the same speaker (so the embedding carries only identity) ->
+the clean utterance's log-mels, L1 loss on random segments. Validation: clean
+content of held-out speakers, embedding = the mean of the speaker's other
+utterances. The run is resumable: ``OUT/checkpoint.pt`` is written atomically
+about every minute and a rerun of the same command continues from it (its
+time budget counts the time already trained). ``OUT/train_log.jsonl`` holds
+one line per report (step, train L1, valid L1 when measured, seconds);
+``OUT/model.pt`` (fp16) and ``OUT/model.json`` are written at the end.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from voxanon.atomic import write_text
+from voxanon.errors import ConfigError, RunError
+from voxanon.models.acoustic.features import normalize_content
+from voxanon.models.acoustic.inference import AcousticModel, ModelSpecs, model_file
+from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
+from voxanon.models.checkpoint import load_checkpoint, save_atomic
+from voxanon.pipelines.acoustic_features import Extractor, UttFeatures, extract_dirs
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainSettings:
+    """Optimisation settings (the network's sizes are an :class:`AcousticConfig`)."""
+
+    minutes: float | None = 45.0
+    epochs: float | None = None
+    seed: int = 0
+    batch_size: int = 16
+    segment_frames: int = 192
+    lr: float = 2e-3
+    warmup_steps: int = 200
+    n_perturb: int = 1
+    log_every: int = 25
+    valid_every_s: float = 180.0
+    checkpoint_every_s: float = 60.0
+    max_valid: int = 48
+
+
+def resolve_device(name: str) -> str:
+    """``cpu``, ``cuda`` (ConfigError when CUDA is unavailable) or ``auto``."""
+    if name not in ("cpu", "cuda", "auto"):
+        raise ConfigError(f"--device {name!r}: use cpu, cuda or auto")
+    available = torch.cuda.is_available()
+    if name == "cuda" and not available:
+        raise ConfigError(f"--device cuda: CUDA is not available to this torch ({torch.__version__}); "
+                          "use --device cpu or auto")
+    return "cuda" if name == "auto" and available else ("cpu" if name == "auto" else name)
+
+
+class Batches:
+    """Random training segments: perturbed content, pitch, another utterance's embedding, clean mel."""
+
+    def __init__(self, items: list[UttFeatures], cfg: AcousticConfig, segment: int, rng: np.random.Generator):
+        self.items, self.segment, self.rng = items, segment, rng
+        self.content = [[normalize_content(c) if cfg.content_norm else c.astype(np.float32) for c in it.content]
+                        for it in items]
+        by_spk: dict[str, list[int]] = {}
+        for i, it in enumerate(items):
+            by_spk.setdefault(it.speaker, []).append(i)
+        self.others = [[j for j in by_spk[it.speaker] if j != i] or [i] for i, it in enumerate(items)]
+        self.frames = sum(it.n_frames for it in items)
+
+    def sample(self, batch_size: int) -> tuple[torch.Tensor, ...]:
+        rng = self.rng
+        idx = rng.integers(len(self.items), size=batch_size)
+        n = min(self.segment, min(self.items[i].n_frames for i in idx))
+        cs, ps, es, ms = [], [], [], []
+        for i in idx:
+            it = self.items[i]
+            start = int(rng.integers(it.n_frames - n + 1))
+            cs.append(self.content[i][int(rng.integers(len(self.content[i])))][start:start + n])
+            ps.append(it.pitch[start:start + n])
+            es.append(self.items[self.others[i][int(rng.integers(len(self.others[i])))]].embedding)
+            ms.append(it.mel[start:start + n])
+        return tuple(torch.from_numpy(np.stack(a).astype(np.float32)) for a in (cs, ps, es, ms))
+
+
+def speaker_means(items: list[UttFeatures]) -> list[np.ndarray]:
+    """For each utterance, the unit-norm mean embedding of its speaker's *other* utterances (its own if alone)."""
+    by_spk: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        by_spk.setdefault(it.speaker, []).append(i)
+    out = []
+    for i, it in enumerate(items):
+        others = [items[j].embedding for j in by_spk[it.speaker] if j != i] or [it.embedding]
+        mean = np.mean(others, axis=0)
+        out.append((mean / (np.linalg.norm(mean) + 1e-8)).astype(np.float32))
+    return out
+
+
+@torch.no_grad()
+def valid_l1(net: AcousticNet, items: list[UttFeatures], embeddings: list[np.ndarray], device: str) -> float:
+    """Mean L1 over all frames of whole held-out utterances."""
+    net.eval()
+    total = frames = 0.0
+    for it, emb in zip(items, embeddings):
+        content = normalize_content(it.content[0]) if net.cfg.content_norm else it.content[0].astype(np.float32)
+        as_t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float32), device=device)[None]  # noqa: E731
+        pred = net(as_t(content), as_t(it.pitch), as_t(emb))[0]
+        total += float((pred - as_t(it.mel)[0]).abs().sum()) / net.cfg.n_mels
+        frames += it.n_frames
+    net.train()
+    return total / max(frames, 1)
+
+
+def _initial_net(init: str | None, cfg: AcousticConfig, specs: ModelSpecs) -> tuple[AcousticNet, ModelSpecs]:
+    """A fresh network, or (fine-tuning) the network and specs of ``init`` (``default`` or a model file)."""
+    if not init:
+        return AcousticNet(cfg), specs
+    from voxanon.models.acoustic import DEFAULT_MODEL
+
+    model = AcousticModel.from_file(DEFAULT_MODEL if init == "default" else init)
+    return model.net.train(), ModelSpecs(model.content_spec, model.speaker_spec, model.vocoder_spec)
+
+
+def _check_dims(cfg: AcousticConfig, extractor: Extractor) -> None:
+    if (cfg.content_dim, cfg.speaker_dim) != (extractor.encoder.dim, extractor.speaker.dim):
+        raise ConfigError(f"the model takes {cfg.content_dim}-d content and {cfg.speaker_dim}-d speaker embeddings, "
+                          f"but {extractor.encoder.name} gives {extractor.encoder.dim}-d and "
+                          f"{extractor.speaker.name} {extractor.speaker.dim}-d")
+
+
+class TrainLog:
+    """``train_log.jsonl``: one JSON line per report; on resume, lines past the checkpoint are dropped."""
+
+    def __init__(self, path: Path, resume_step: int | None) -> None:
+        self.path = path
+        kept = []
+        if resume_step is not None and path.exists():
+            kept = [ln for ln in path.read_text(encoding="utf-8").splitlines()
+                    if ln.strip() and json.loads(ln)["step"] <= resume_step]
+        write_text(path, "".join(ln + "\n" for ln in kept))
+        self.records = [json.loads(ln) for ln in kept]
+
+    def add(self, record: dict) -> None:
+        self.records.append(record)
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+
+
+def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None = None,
+                   cfg: AcousticConfig = AcousticConfig(), specs: ModelSpecs = ModelSpecs(),
+                   settings: TrainSettings = TrainSettings(), device: str = "auto", init: str | None = None,
+                   threads: int = 0, cache_dir: str | None = None, command: str = "", quiet: bool = False) -> dict:
+    """Train (resuming from ``out_dir/checkpoint.pt`` when present) and write ``model.pt`` + ``model.json``.
+
+    Returns the summary written to ``model.json``.
+    """
+    from voxanon.pipelines.acoustic_features import default_cache_dir
+
+    if settings.minutes is None and settings.epochs is None:
+        raise ConfigError("give a time budget (--minutes) or a number of epochs (--epochs)")
+    device = resolve_device(device)
+    if threads > 0:
+        torch.set_num_threads(threads)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    ckpt_path = out / "checkpoint.pt"
+    resumed = load_checkpoint(ckpt_path, "training checkpoint", RunError) if ckpt_path.exists() else None
+    if resumed is not None:
+        cfg, specs = AcousticConfig.from_dict(resumed["config"]), ModelSpecs(**resumed["specs"])
+        net = AcousticNet(cfg)
+        net.load_state_dict(resumed["model"])
+    else:
+        net, specs = _initial_net(init, cfg, specs)
+        cfg = net.cfg
+    cache = cache_dir or default_cache_dir()
+    extractor = Extractor(specs, cache, settings.seed)
+    if resumed is None and not init:
+        cfg = dataclasses.replace(cfg, content_dim=extractor.encoder.dim, speaker_dim=extractor.speaker.dim)
+        net = AcousticNet(cfg)
+    _check_dims(cfg, extractor)
+    train_items, skipped, train_secs = extract_dirs(train_dirs, extractor, settings.n_perturb, quiet=quiet)
+    valid_items, valid_skipped, valid_secs = (extract_dirs([valid_dir], extractor, 0, limit=settings.max_valid,
+                                                                           quiet=quiet) if valid_dir
+                                              else ([], [], 0.0))
+    if not train_items:
+        raise RunError(f"no usable training utterance in {', '.join(train_dirs)} ({len(skipped)} skipped)")
+    valid_embs = speaker_means(valid_items)
+
+    rng = np.random.default_rng(settings.seed)
+    torch.manual_seed(settings.seed)
+    net = net.to(device).train()
+    opt = torch.optim.AdamW(net.parameters(), lr=settings.lr, weight_decay=1e-4)
+    step, seconds = 0, 0.0
+    if resumed is not None:
+        opt.load_state_dict(resumed["optimizer"])
+        step, seconds = int(resumed["step"]), float(resumed["seconds"])
+        rng.bit_generator.state = resumed["rng"]
+    batches = Batches(train_items, cfg, settings.segment_frames, rng)
+    total_steps = (math.ceil(settings.epochs * batches.frames / (settings.batch_size * settings.segment_frames))
+                   if settings.epochs is not None else None)
+    budget = settings.minutes * 60.0 if settings.minutes is not None else None
+    log = TrainLog(out / "train_log.jsonl", step if resumed is not None else None)
+    n_params = sum(p.numel() for p in net.parameters())
+    if not quiet:
+        print(f"{'resuming at step ' + str(step) if resumed else 'training'}: {len(train_items)} utterances "
+              f"({batches.frames} frames, {len({it.speaker for it in train_items})} speakers), "
+              f"{len(valid_items)} valid, {n_params / 1e6:.2f} M parameters on {device}", file=sys.stderr, flush=True)
+
+    def progress() -> float:
+        return step / total_steps if total_steps is not None else seconds / budget
+
+    def save() -> None:
+        save_atomic({"model": net.state_dict(), "optimizer": opt.state_dict(), "step": step, "seconds": seconds,
+                     "rng": rng.bit_generator.state, "config": dataclasses.asdict(cfg),
+                     "specs": dataclasses.asdict(specs)}, ckpt_path)
+
+    session, last_valid, last_ckpt = time.monotonic() - seconds, -math.inf, seconds
+    running, n_running = 0.0, 0
+    while progress() < 1.0:
+        frac = progress()
+        lr = settings.lr * min(1.0, (step + 1) / settings.warmup_steps) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
+        for group in opt.param_groups:
+            group["lr"] = lr
+        content, pitch, emb, mel = (t.to(device) for t in batches.sample(settings.batch_size))
+        loss = (net(content, pitch, emb) - mel).abs().mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        opt.step()
+        step += 1
+        running, n_running = running + loss.item(), n_running + 1
+        seconds = time.monotonic() - session
+        done = progress() >= 1.0
+        if step % settings.log_every == 0 or done:
+            record = {"step": step, "train_l1": round(running / n_running, 5), "lr": lr, "seconds": round(seconds, 1)}
+            running, n_running = 0.0, 0
+            if valid_items and (seconds - last_valid >= settings.valid_every_s or done):
+                record["valid_l1"] = round(valid_l1(net, valid_items, valid_embs, device), 5)
+                last_valid = seconds
+                seconds = time.monotonic() - session
+            log.add(record)
+            if not quiet:
+                print(f"step {step} | train L1 {record['train_l1']:.4f}"
+                      + (f" | valid L1 {record['valid_l1']:.4f}" if "valid_l1" in record else "")
+                      + f" | {seconds / 60:.1f} min | {100 * min(progress(), 1.0):.0f} %", file=sys.stderr, flush=True)
+        if seconds - last_ckpt >= settings.checkpoint_every_s or done:
+            save()
+            last_ckpt = seconds
+
+    final_valid = next((r["valid_l1"] for r in reversed(log.records) if "valid_l1" in r), None)
+    final_train = next((r["train_l1"] for r in reversed(log.records)), None)
+    summary = {
+        "config": dataclasses.asdict(cfg), "specs": dataclasses.asdict(specs), "settings": dataclasses.asdict(settings),
+        "command": command, "seed": settings.seed, "device": device, "init": init,
+        "data": {"train": [str(Path(d).resolve()) for d in train_dirs], "valid": str(Path(valid_dir).resolve())
+                 if valid_dir else None, "train_utterances": len(train_items), "train_frames": batches.frames,
+                 "train_speakers": len({it.speaker for it in train_items}), "valid_utterances": len(valid_items),
+                 "skipped": skipped + valid_skipped},
+        "steps": step, "train_seconds": round(seconds, 1),
+        "feature_seconds": round(train_secs + valid_secs, 1), "parameters": n_params,
+        "final_train_l1": final_train, "final_valid_l1": final_valid,
+    }
+    save_atomic(model_file(net.cpu(), specs, meta=summary), out / "model.pt")
+    write_text(out / "model.json", json.dumps(summary, indent=1) + "\n")
+    return summary
