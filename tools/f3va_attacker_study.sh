@@ -1,14 +1,16 @@
 #!/bin/bash
 # The F3-VA paper's attacker study (its Table VI) on a voxanon corpus: ignorant (OA) and lazy-informed
 # (AA-lazy) EER of the `embedding` anonymizer with the f3va generator for fixed w and dynamic w ranges.
-# usage: tools/f3va_attacker_study.sh CORPUS OUT [JOBS]   (CORPUS: a `voxanon data synth` folder)
+# usage: tools/f3va_attacker_study.sh CORPUS OUT [JOBS] [NAME=VALUE ...]   (CORPUS: a `voxanon data synth` folder;
+# NAME=VALUE: further parameters of every run, e.g. model=<checkpoint>)
 set -euo pipefail
 corpus=$1/data; out=$2; jobs=${3:-2}
+shift $(( $# < 3 ? $# : 3 )); common=("$@")
 mkdir -p "$out"
 run() {  # run LABEL PARAM...
   local label=$1; shift
   local params=()
-  for p in "$@"; do params+=(--param "$p"); done
+  for p in "${common[@]}" "$@"; do params+=(--param "$p"); done
   for set in test_enrolls test_trials_f test_trials_m; do
     voxanon anonymize --quiet --method embedding --param generator=f3va "${params[@]}" --jobs "$jobs" \
       "$corpus/$set" "$out/$label/$set"
