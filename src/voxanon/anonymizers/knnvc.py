@@ -39,7 +39,11 @@ import numpy as np
 from voxanon.anonymizers.base import Anonymizer, Chunking, param
 from voxanon.anonymizers.knnvc_targets import MatchingSet, dir_sources, matching_set, tts_sources
 from voxanon.audio.io import resample
+<<<<<<< HEAD
+from voxanon.dsp.world import transfer_f0
+=======
 from voxanon.dsp.frames import interpolate_frames
+>>>>>>> acoustic
 from voxanon.errors import ConfigError
 
 #: Kokoro voices of the offline corpus's training side (seed 0): no dev/test speaker shares a base voice
@@ -168,22 +172,6 @@ class KnnVc(Anonymizer):
             out = transfer_f0(out, wav, sr, log_f0)
         out = np.pad(out, (0, max(0, len(wav) - len(out))))[: len(wav)]
         return out.astype(np.float32), sr
-
-
-def transfer_f0(converted: np.ndarray, source: np.ndarray, sr: int, target_log_f0: float) -> np.ndarray:
-    """``converted`` re-synthesised by WORLD with the source's voiced F0 shifted to mean ``target_log_f0``."""
-    from voxanon.dsp.world import analyze, estimate_f0, synthesize
-
-    n = min(len(converted), len(source))
-    feats = analyze(converted[:n], sr)
-    f0, _ = estimate_f0(source[:n].astype(np.float64), sr)
-    f0 = f0[: len(feats.f0)]
-    f0 = np.pad(f0, (0, len(feats.f0) - len(f0)))
-    voiced = f0 > 0
-    if voiced.any():
-        f0 = np.where(voiced, np.exp(np.log(np.where(voiced, f0, 1.0)) - np.log(f0[voiced]).mean() + target_log_f0),
-                      0.0)
-    return synthesize(feats.replace(f0=f0)).astype(np.float32)
 
 
 class KnnVcBlend(KnnVc):

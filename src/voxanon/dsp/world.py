@@ -111,3 +111,20 @@ def synthesize(features: WorldFeatures) -> np.ndarray:
     n = min(len(y), features.n_samples)
     out[:n] = y[:n]
     return out
+
+
+def transfer_f0(converted: np.ndarray, source: np.ndarray, sr: int, target_log_f0: float | None = None) -> np.ndarray:
+    """``converted`` re-synthesised by WORLD with the source's F0 contour (both at ``sr``).
+
+    The voiced F0 is shifted (in log) to mean ``target_log_f0``; ``None`` keeps the source's own level.
+    """
+    n = min(len(converted), len(source))
+    feats = analyze(converted[:n], sr)
+    f0, _ = estimate_f0(source[:n].astype(np.float64), sr)
+    f0 = f0[: len(feats.f0)]
+    f0 = np.pad(f0, (0, len(feats.f0) - len(f0)))
+    voiced = f0 > 0
+    if voiced.any() and target_log_f0 is not None:
+        f0 = np.where(voiced, np.exp(np.log(np.where(voiced, f0, 1.0)) - np.log(f0[voiced]).mean() + target_log_f0),
+                      0.0)
+    return synthesize(feats.replace(f0=f0)).astype(np.float32)
