@@ -39,11 +39,8 @@ import numpy as np
 from voxanon.anonymizers.base import Anonymizer, Chunking, param
 from voxanon.anonymizers.knnvc_targets import MatchingSet, dir_sources, matching_set, tts_sources
 from voxanon.audio.io import resample
-<<<<<<< HEAD
-from voxanon.dsp.world import transfer_f0
-=======
 from voxanon.dsp.frames import interpolate_frames
->>>>>>> acoustic
+from voxanon.dsp.world import transfer_f0
 from voxanon.errors import ConfigError
 
 #: Kokoro voices of the offline corpus's training side (seed 0): no dev/test speaker shares a base voice
