@@ -119,17 +119,23 @@ class Extractor:
         return UttFeatures(utt, speaker, **arrays)
 
 
-def extract_dirs(dirs: list[str], extractor: Extractor, n_perturb: int, *, limit: int | None = None,
-                 quiet: bool = False) -> tuple[list[UttFeatures], list[str], float]:
-    """Features of the utterances of ``dirs`` (speakers named ``<dir>:<spk>``; at most ``limit``, evenly
-    spaced in file order), the skipped utterances (``'<utt> (<entry>): <why>'``) and the seconds it took."""
-    start = time.monotonic()
+def list_utterances(dirs: list[str], limit: int | None = None) -> list[tuple[str, str, str]]:
+    """``(utt, speaker, wav.scp entry)`` of the utterances of ``dirs`` (speakers named ``<dir>:<spk>``; at most
+    ``limit``, evenly spaced in file order)."""
     todo = []
     for d in dirs:
         data = read_data_dir(d)
         todo += [(utt, f"{Path(d).resolve()}:{data.utt2spk[utt]}", entry) for utt, entry in data.wav_scp.items()]
     if limit is not None and len(todo) > limit:
         todo = [todo[i] for i in np.linspace(0, len(todo) - 1, limit).round().astype(int)]
+    return todo
+
+
+def extract(todo: list[tuple[str, str, str]], extractor: Extractor, n_perturb: int, *,
+            quiet: bool = False) -> tuple[list[UttFeatures], list[str], float]:
+    """Features of the ``(utt, speaker, entry)`` of ``todo``, the skipped utterances (``'<utt> (<entry>): <why>'``)
+    and the seconds it took."""
+    start = time.monotonic()
     out, skipped = [], []
     progress = Progress(len(todo), f"features ({n_perturb} perturbed copies)" if n_perturb else "features (clean)",
                         quiet=quiet)
@@ -144,3 +150,9 @@ def extract_dirs(dirs: list[str], extractor: Extractor, n_perturb: int, *, limit
         progress.update(audio_seconds=out[-1].n_frames * extractor.vocoder.hop_length / extractor.vocoder.sample_rate)
     progress.close()
     return out, skipped, time.monotonic() - start
+
+
+def extract_dirs(dirs: list[str], extractor: Extractor, n_perturb: int, *, limit: int | None = None,
+                 quiet: bool = False) -> tuple[list[UttFeatures], list[str], float]:
+    """:func:`extract` of :func:`list_utterances` of ``dirs``."""
+    return extract(list_utterances(dirs, limit), extractor, n_perturb, quiet=quiet)

@@ -62,17 +62,33 @@ def resolve_device(name: str) -> str:
     return "cuda" if name == "auto" and available else ("cpu" if name == "auto" else name)
 
 
-class Batches:
-    """Random training segments: perturbed content, pitch, another utterance's embedding, clean mel."""
+def as_batch(a, device: str | torch.device = "cpu") -> torch.Tensor:
+    """``a`` as a tensor with a leading batch axis: int64 for integer input (speaker indices), float32 otherwise."""
+    a = np.asarray(a)
+    return torch.as_tensor(a if a.dtype.kind in "iu" else a.astype(np.float32), device=device)[None]
 
-    def __init__(self, items: list[UttFeatures], cfg: AcousticConfig, segment: int, rng: np.random.Generator):
-        self.items, self.segment, self.rng = items, segment, rng
+
+class Batches:
+    """Random training segments: perturbed content, pitch, speaker input, clean mel.
+
+    The speaker input is another utterance's embedding of the same speaker, or with ``speaker_ids``
+    (a model with a speaker table) the utterance's speaker index.
+    """
+
+    def __init__(self, items: list[UttFeatures], cfg: AcousticConfig, segment: int, rng: np.random.Generator,
+                 speaker_ids: list[int] | None = None):
+        self.items, self.segment, self.rng, self.speaker_ids = items, segment, rng, speaker_ids
         self.content = [[network_content(c, cfg.content_norm) for c in it.content] for it in items]
         by_spk: dict[str, list[int]] = {}
         for i, it in enumerate(items):
             by_spk.setdefault(it.speaker, []).append(i)
         self.others = [[j for j in by_spk[it.speaker] if j != i] or [i] for i, it in enumerate(items)]
         self.frames = sum(it.n_frames for it in items)
+
+    def speaker(self, i: int):
+        if self.speaker_ids is not None:
+            return self.speaker_ids[i]
+        return self.items[self.others[i][int(self.rng.integers(len(self.others[i])))]].embedding
 
     def sample(self, batch_size: int) -> tuple[torch.Tensor, ...]:
         rng = self.rng
@@ -84,9 +100,9 @@ class Batches:
             start = int(rng.integers(it.n_frames - n + 1))
             cs.append(self.content[i][int(rng.integers(len(self.content[i])))][start:start + n])
             ps.append(it.pitch[start:start + n])
-            es.append(self.items[self.others[i][int(rng.integers(len(self.others[i])))]].embedding)
+            es.append(self.speaker(i))
             ms.append(it.mel[start:start + n])
-        return tuple(torch.from_numpy(np.stack(a).astype(np.float32)) for a in (cs, ps, es, ms))
+        return tuple(as_batch(np.stack(a))[0] for a in (cs, ps, es, ms))
 
 
 def speaker_means(items: list[UttFeatures]) -> list[np.ndarray]:
@@ -103,31 +119,36 @@ def speaker_means(items: list[UttFeatures]) -> list[np.ndarray]:
 
 
 @torch.no_grad()
-def valid_l1(net: AcousticNet, items: list[UttFeatures], embeddings: list[np.ndarray], device: str) -> float:
-    """Mean L1 over all frames of whole held-out utterances."""
+def valid_l1(net: AcousticNet, items: list[UttFeatures], speakers: list, device: str) -> float:
+    """Mean L1 over all frames of whole held-out utterances (``speakers``: each one's speaker input)."""
     net.eval()
     total = frames = 0.0
-    for it, emb in zip(items, embeddings):
+    for it, spk in zip(items, speakers):
         content = network_content(it.content[0], net.cfg.content_norm)
-        as_t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float32), device=device)[None]  # noqa: E731
-        pred = net(as_t(content), as_t(it.pitch), as_t(emb))[0]
-        total += float((pred - as_t(it.mel)[0]).abs().sum()) / net.cfg.n_mels
+        pred = net(as_batch(content, device), as_batch(it.pitch, device), as_batch(spk, device))[0]
+        total += float((pred - as_batch(it.mel, device)[0]).abs().sum()) / net.cfg.n_mels
         frames += it.n_frames
     net.train()
     return total / max(frames, 1)
+
+
+def load_init(init: str) -> AcousticModel:
+    """The model to fine-tune from: ``default`` (or another shipped name) or a ``model.pt``."""
+    from voxanon.models.acoustic import shipped_path
+
+    return AcousticModel.from_file(shipped_path(init))
 
 
 def _initial_net(init: str | None, cfg: AcousticConfig, specs: ModelSpecs) -> tuple[AcousticNet, ModelSpecs]:
     """A fresh network, or (fine-tuning) the network and specs of ``init`` (``default`` or a model file)."""
     if not init:
         return AcousticNet(cfg), specs
-    from voxanon.models.acoustic import DEFAULT_MODEL
-
-    model = AcousticModel.from_file(DEFAULT_MODEL if init == "default" else init)
+    model = load_init(init)
     return model.net.train(), ModelSpecs(model.content_spec, model.speaker_spec, model.vocoder_spec)
 
 
-def _check_dims(cfg: AcousticConfig, extractor: Extractor) -> None:
+def check_dims(cfg: AcousticConfig, extractor: Extractor) -> None:
+    """ConfigError unless the network's input sizes are those of the extractor's encoders."""
     if (cfg.content_dim, cfg.speaker_dim) != (extractor.encoder.dim, extractor.speaker.dim):
         raise ConfigError(f"the model takes {cfg.content_dim}-d content and {cfg.speaker_dim}-d speaker embeddings, "
                           f"but {extractor.encoder.name} gives {extractor.encoder.dim}-d and "
@@ -152,47 +173,42 @@ class TrainLog:
             fh.write(json.dumps(record) + "\n")
 
 
-def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None = None,
-                   cfg: AcousticConfig = AcousticConfig(), specs: ModelSpecs = ModelSpecs(),
-                   settings: TrainSettings = TrainSettings(), device: str = "auto", init: str | None = None,
-                   threads: int = 0, cache_dir: str | None = None, command: str = "", quiet: bool = False) -> dict:
-    """Train (resuming from ``out_dir/checkpoint.pt`` when present) and write ``model.pt`` + ``model.json``.
+@dataclasses.dataclass
+class Run:
+    """A training run's output folder, device and the checkpoint it resumes (``None``: a fresh start)."""
 
-    Returns the summary written to ``model.json``.
-    """
-    from voxanon.pipelines.acoustic_features import default_cache_dir
+    out: Path
+    device: str
+    resumed: dict | None
 
-    if settings.minutes is None and settings.epochs is None:
-        raise ConfigError("give a time budget (--minutes) or a number of epochs (--epochs)")
-    device = resolve_device(device)
-    if threads > 0:
-        torch.set_num_threads(threads)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    ckpt_path = out / "checkpoint.pt"
-    resumed = load_checkpoint(ckpt_path, "training checkpoint", RunError) if ckpt_path.exists() else None
-    if resumed is not None:
-        cfg, specs = AcousticConfig.from_dict(resumed["config"]), ModelSpecs(**resumed["specs"])
+    @classmethod
+    def start(cls, out_dir: str, settings: TrainSettings, device: str, threads: int) -> Run:
+        """Check the budget and device, set the torch threads, create ``out_dir`` and read its checkpoint."""
+        if settings.minutes is None and settings.epochs is None:
+            raise ConfigError("give a time budget (--minutes) or a number of epochs (--epochs)")
+        device = resolve_device(device)
+        if threads > 0:
+            torch.set_num_threads(threads)
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        ckpt = out / "checkpoint.pt"
+        return cls(out, device, load_checkpoint(ckpt, "training checkpoint", RunError) if ckpt.exists() else None)
+
+    def resumed_net(self) -> tuple[AcousticNet, ModelSpecs]:
+        """The network and specs of the checkpoint."""
+        cfg = AcousticConfig.from_dict(self.resumed["config"])
         net = AcousticNet(cfg)
-        net.load_state_dict(resumed["model"])
-    else:
-        net, specs = _initial_net(init, cfg, specs)
-        cfg = net.cfg
-    cache = cache_dir or default_cache_dir()
-    extractor = Extractor(specs, cache, settings.seed)
-    if resumed is None and not init:
-        cfg = dataclasses.replace(cfg, content_dim=extractor.encoder.dim, speaker_dim=extractor.speaker.dim)
-        net = AcousticNet(cfg)
-    _check_dims(cfg, extractor)
-    train_items, skipped, train_secs = extract_dirs(train_dirs, extractor, settings.n_perturb, quiet=quiet)
-    valid_items, valid_skipped, valid_secs = (extract_dirs([valid_dir], extractor, 0, limit=settings.max_valid,
-                                                                           quiet=quiet) if valid_dir
-                                              else ([], [], 0.0))
-    if not train_items:
-        raise RunError(f"no usable training utterance in {', '.join(train_dirs)} ({len(skipped)} skipped)")
-    valid_embs = speaker_means(valid_items)
+        net.load_state_dict(self.resumed["model"])
+        return net, ModelSpecs(**self.resumed["specs"])
 
-    rng = np.random.default_rng(settings.seed)
+
+def fit(net: AcousticNet, specs: ModelSpecs, batches: Batches, valid: tuple[list[UttFeatures], list], run: Run,
+        settings: TrainSettings, quiet: bool = False, extra: dict | None = None) -> dict:
+    """The training loop: L1 on random segments, warm-up + cosine learning rate, budget in minutes or epochs,
+    resumable from ``run.resumed`` (checkpoints hold ``extra`` too). Returns the loop's part of the summary."""
+    valid_items, valid_speakers = valid
+    device, out, resumed = run.device, run.out, run.resumed
+    rng = batches.rng
     torch.manual_seed(settings.seed)
     net = net.to(device).train()
     opt = torch.optim.AdamW(net.parameters(), lr=settings.lr, weight_decay=1e-4)
@@ -201,15 +217,15 @@ def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None
         opt.load_state_dict(resumed["optimizer"])
         step, seconds = int(resumed["step"]), float(resumed["seconds"])
         rng.bit_generator.state = resumed["rng"]
-    batches = Batches(train_items, cfg, settings.segment_frames, rng)
     total_steps = (math.ceil(settings.epochs * batches.frames / (settings.batch_size * settings.segment_frames))
                    if settings.epochs is not None else None)
     budget = settings.minutes * 60.0 if settings.minutes is not None else None
     log = TrainLog(out / "train_log.jsonl", step if resumed is not None else None)
     n_params = sum(p.numel() for p in net.parameters())
+    items = batches.items
     if not quiet:
-        print(f"{'resuming at step ' + str(step) if resumed else 'training'}: {len(train_items)} utterances "
-              f"({batches.frames} frames, {len({it.speaker for it in train_items})} speakers), "
+        print(f"{'resuming at step ' + str(step) if resumed else 'training'}: {len(items)} utterances "
+              f"({batches.frames} frames, {len({it.speaker for it in items})} speakers), "
               f"{len(valid_items)} valid, {n_params / 1e6:.2f} M parameters on {device}", file=sys.stderr, flush=True)
 
     def progress() -> float:
@@ -217,8 +233,8 @@ def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None
 
     def save() -> None:
         save_atomic({"model": net.state_dict(), "optimizer": opt.state_dict(), "step": step, "seconds": seconds,
-                     "rng": rng.bit_generator.state, "config": dataclasses.asdict(cfg),
-                     "specs": dataclasses.asdict(specs)}, ckpt_path)
+                     "rng": rng.bit_generator.state, "config": dataclasses.asdict(net.cfg),
+                     "specs": dataclasses.asdict(specs), **(extra or {})}, out / "checkpoint.pt")
 
     session, last_valid, last_ckpt = time.monotonic() - seconds, -math.inf, seconds
     running, n_running = 0.0, 0
@@ -227,8 +243,8 @@ def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None
         lr = settings.lr * min(1.0, (step + 1) / settings.warmup_steps) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
         for group in opt.param_groups:
             group["lr"] = lr
-        content, pitch, emb, mel = (t.to(device) for t in batches.sample(settings.batch_size))
-        loss = (net(content, pitch, emb) - mel).abs().mean()
+        content, pitch, spk, mel = (t.to(device) for t in batches.sample(settings.batch_size))
+        loss = (net(content, pitch, spk) - mel).abs().mean()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
@@ -241,7 +257,7 @@ def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None
             record = {"step": step, "train_l1": round(running / n_running, 5), "lr": lr, "seconds": round(seconds, 1)}
             running, n_running = 0.0, 0
             if valid_items and (seconds - last_valid >= settings.valid_every_s or done):
-                record["valid_l1"] = round(valid_l1(net, valid_items, valid_embs, device), 5)
+                record["valid_l1"] = round(valid_l1(net, valid_items, valid_speakers, device), 5)
                 last_valid = seconds
                 seconds = time.monotonic() - session
             log.add(record)
@@ -252,20 +268,58 @@ def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None
         if seconds - last_ckpt >= settings.checkpoint_every_s or done:
             save()
             last_ckpt = seconds
+    return {"steps": step, "train_seconds": round(seconds, 1), "parameters": n_params,
+            "final_train_l1": next((r["train_l1"] for r in reversed(log.records)), None),
+            "final_valid_l1": next((r["valid_l1"] for r in reversed(log.records) if "valid_l1" in r), None)}
 
-    final_valid = next((r["valid_l1"] for r in reversed(log.records) if "valid_l1" in r), None)
-    final_train = next((r["train_l1"] for r in reversed(log.records)), None)
-    summary = {
-        "config": dataclasses.asdict(cfg), "specs": dataclasses.asdict(specs), "settings": dataclasses.asdict(settings),
-        "command": command, "seed": settings.seed, "device": device, "init": init,
-        "data": {"train": [str(Path(d).resolve()) for d in train_dirs], "valid": str(Path(valid_dir).resolve())
-                 if valid_dir else None, "train_utterances": len(train_items), "train_frames": batches.frames,
-                 "train_speakers": len({it.speaker for it in train_items}), "valid_utterances": len(valid_items),
-                 "skipped": skipped + valid_skipped},
-        "steps": step, "train_seconds": round(seconds, 1),
-        "feature_seconds": round(train_secs + valid_secs, 1), "parameters": n_params,
-        "final_train_l1": final_train, "final_valid_l1": final_valid,
-    }
-    save_atomic(model_file(net.cpu(), specs, meta=summary), out / "model.pt")
-    write_text(out / "model.json", json.dumps(summary, indent=1) + "\n")
+
+def finish(net: AcousticNet, specs: ModelSpecs, run: Run, summary: dict) -> dict:
+    """Write ``model.pt`` (fp16, ``summary`` as its meta) and ``model.json``; return ``summary``."""
+    save_atomic(model_file(net.cpu(), specs, meta=summary), run.out / "model.pt")
+    write_text(run.out / "model.json", json.dumps(summary, indent=1) + "\n")
     return summary
+
+
+def data_summary(train_dirs: list[str], valid_dir: str | None, train_items: list[UttFeatures],
+                 valid_items: list[UttFeatures], skipped: list[str], frames: int) -> dict:
+    """The ``data`` part of a training summary."""
+    return {"train": [str(Path(d).resolve()) for d in train_dirs],
+            "valid": str(Path(valid_dir).resolve()) if valid_dir else None, "train_utterances": len(train_items),
+            "train_frames": frames, "train_speakers": len({it.speaker for it in train_items}),
+            "valid_utterances": len(valid_items), "skipped": skipped}
+
+
+def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None = None,
+                   cfg: AcousticConfig = AcousticConfig(), specs: ModelSpecs = ModelSpecs(),
+                   settings: TrainSettings = TrainSettings(), device: str = "auto", init: str | None = None,
+                   threads: int = 0, cache_dir: str | None = None, command: str = "", quiet: bool = False) -> dict:
+    """Train (resuming from ``out_dir/checkpoint.pt`` when present) and write ``model.pt`` + ``model.json``.
+
+    Returns the summary written to ``model.json``.
+    """
+    from voxanon.pipelines.acoustic_features import default_cache_dir
+
+    run = Run.start(out_dir, settings, device, threads)
+    if run.resumed is not None:
+        net, specs = run.resumed_net()
+    else:
+        net, specs = _initial_net(init, cfg, specs)
+    cfg = net.cfg
+    extractor = Extractor(specs, cache_dir or default_cache_dir(), settings.seed)
+    if run.resumed is None and not init:
+        cfg = dataclasses.replace(cfg, content_dim=extractor.encoder.dim, speaker_dim=extractor.speaker.dim)
+        net = AcousticNet(cfg)
+    check_dims(cfg, extractor)
+    train_items, skipped, train_secs = extract_dirs(train_dirs, extractor, settings.n_perturb, quiet=quiet)
+    valid_items, valid_skipped, valid_secs = (extract_dirs([valid_dir], extractor, 0, limit=settings.max_valid,
+                                                                           quiet=quiet) if valid_dir
+                                              else ([], [], 0.0))
+    if not train_items:
+        raise RunError(f"no usable training utterance in {', '.join(train_dirs)} ({len(skipped)} skipped)")
+    batches = Batches(train_items, cfg, settings.segment_frames, np.random.default_rng(settings.seed))
+    loop = fit(net, specs, batches, (valid_items, speaker_means(valid_items)), run, settings, quiet)
+    return finish(net, specs, run, {
+        "config": dataclasses.asdict(cfg), "specs": dataclasses.asdict(specs), "settings": dataclasses.asdict(settings),
+        "command": command, "seed": settings.seed, "device": run.device, "init": init,
+        "data": data_summary(train_dirs, valid_dir, train_items, valid_items, skipped + valid_skipped, batches.frames),
+        "feature_seconds": round(train_secs + valid_secs, 1), **loop})

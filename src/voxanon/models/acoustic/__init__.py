@@ -1,8 +1,9 @@
 """Speaker-conditioned acoustic model (content + pitch + speaker embedding -> HiFi-GAN log-mels).
 
-``load_acoustic(spec)``: ``default`` (the model shipped in ``voxanon/resources/acoustic``,
-trained by ``voxanon train acoustic``; its command, seed and log lie next to it) or the
-path of a ``model.pt`` that command wrote. Torch is imported only when a model is loaded.
+``load_acoustic(spec)``: a model shipped in ``voxanon/resources/acoustic`` (``default``, trained
+by ``voxanon train acoustic``; ``b5`` and ``b6``, trained by ``voxanon train asrbn``; their
+commands, seeds and logs lie next to them) or the path of a ``model.pt`` either command wrote.
+Torch is imported only when a model is loaded.
 """
 
 from __future__ import annotations
@@ -10,10 +11,19 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-__all__ = ["DEFAULT_MODEL", "load_acoustic"]
+__all__ = ["DEFAULT_MODEL", "SHIPPED", "load_acoustic", "shipped_path"]
 
-#: the shipped default model (fp16)
-DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "resources" / "acoustic" / "default.pt"
+#: folder of the shipped models (fp16)
+RESOURCES = Path(__file__).resolve().parents[2] / "resources" / "acoustic"
+#: names of the shipped models
+SHIPPED = ("default", "b5", "b6")
+#: the shipped default model
+DEFAULT_MODEL = RESOURCES / "default.pt"
+
+
+def shipped_path(spec: str) -> Path:
+    """The file of ``spec``: a shipped model's name (:data:`SHIPPED`) or a path."""
+    return RESOURCES / f"{spec}.pt" if spec in SHIPPED else Path(spec)
 
 
 @functools.lru_cache(maxsize=4)
@@ -21,4 +31,4 @@ def load_acoustic(spec: str = "default", device: str = "cpu"):
     """The :class:`~voxanon.models.acoustic.inference.AcousticModel` of ``spec``, loaded once per process."""
     from voxanon.models.acoustic.inference import AcousticModel
 
-    return AcousticModel.from_file(DEFAULT_MODEL if spec == "default" else spec, device)
+    return AcousticModel.from_file(shipped_path(spec), device)

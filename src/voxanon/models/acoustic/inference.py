@@ -105,18 +105,35 @@ class AcousticModel:
         vocoder = self.vocoder()
         return source_features(wav, sr, self.encoder(), rate=vocoder.sample_rate, hop=vocoder.hop_length)
 
-    @torch.inference_mode()
-    def mel(self, features: SourceFeatures, speaker_embedding: np.ndarray) -> np.ndarray:
-        """``(T, n_mels)`` float32 log-mels of ``features`` in the voice of ``speaker_embedding`` ``(dim,)``."""
-        emb = np.asarray(speaker_embedding, dtype=np.float32).reshape(-1)
+    @property
+    def n_speakers(self) -> int:
+        """Size of the model's speaker table (0: the model takes speaker embeddings)."""
+        return self.config.n_speakers
+
+    def speaker_input(self, speaker) -> torch.Tensor:
+        """The network's ``(1, ...)`` speaker input: an embedding ``(speaker_dim,)`` or a table index."""
+        what = self.name or "acoustic model"
+        if self.config.n_speakers:
+            if not isinstance(speaker, (int, np.integer)) or not 0 <= speaker < self.config.n_speakers:
+                raise AcousticError(f"{what}: speaker {speaker!r} is not an index of its table of "
+                                    f"{self.config.n_speakers} training speakers (0..{self.config.n_speakers - 1})")
+            return torch.tensor([int(speaker)], device=self.device)
+        emb = np.asarray(speaker, dtype=np.float32).reshape(-1)
         if len(emb) != self.config.speaker_dim:
-            raise AcousticError(f"{self.name or 'acoustic model'}: speaker embedding has {len(emb)} dims, the "
+            raise AcousticError(f"{what}: speaker embedding has {len(emb)} dims, the "
                                 f"model takes {self.config.speaker_dim} ({self.speaker_spec})")
+        return torch.as_tensor(emb, device=self.device)[None]
+
+    @torch.inference_mode()
+    def mel(self, features: SourceFeatures, speaker) -> np.ndarray:
+        """``(T, n_mels)`` float32 log-mels of ``features`` in the voice of ``speaker``: an embedding
+        ``(dim,)``, or the index of a training speaker for a model with a speaker table."""
+        spk = self.speaker_input(speaker)
         content = network_content(features.content, self.config.content_norm)
         as_t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float32), device=self.device)[None]  # noqa: E731
-        return self.net(as_t(content), as_t(features.pitch), as_t(emb))[0].float().cpu().numpy()
+        return self.net(as_t(content), as_t(features.pitch), spk)[0].float().cpu().numpy()
 
-    def convert(self, wav: np.ndarray, sr: int, speaker_embedding: np.ndarray) -> tuple[np.ndarray, int]:
-        """``wav`` re-synthesised in the voice of ``speaker_embedding``: (waveform, vocoder rate)."""
+    def convert(self, wav: np.ndarray, sr: int, speaker) -> tuple[np.ndarray, int]:
+        """``wav`` re-synthesised in the voice of ``speaker`` (see :meth:`mel`): (waveform, vocoder rate)."""
         vocoder = self.vocoder()
-        return vocoder.synthesize(self.mel(self.features(wav, sr), speaker_embedding)), vocoder.sample_rate
+        return vocoder.synthesize(self.mel(self.features(wav, sr), speaker)), vocoder.sample_rate

@@ -3,6 +3,9 @@
 A stack of residual dilated 1-D convolution blocks, each FiLM-conditioned
 (per-channel scale and shift) on the speaker embedding, between an input
 projection (content + pitch) and an output projection to the mel bins.
+Options (VPC B5/B6, ``voxanon train asrbn``): the content is vector-quantised
+with a fixed codebook first (``codebook_size``), and the speaker is an index into
+a learned table of the training speakers (``n_speakers``) instead of an embedding.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from collections.abc import Mapping
 
 import torch
 from torch import nn
+
+from voxanon.models.acoustic.vq import VectorQuantizer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,6 +31,8 @@ class AcousticConfig:
     dilations : one residual block per entry
     content_norm : normalise content features per utterance (zero mean, unit variance per dimension over
         time) before the network; removes the utterance's constant (speaker/channel) offset
+    codebook_size : > 0: quantise the (normalised) content to the nearest of this many codewords
+    n_speakers : > 0: the speaker input is an index into a learned table of this many ``speaker_dim`` rows
     """
 
     content_dim: int = 384
@@ -35,6 +42,8 @@ class AcousticConfig:
     kernel: int = 5
     dilations: tuple[int, ...] = (1, 2, 4, 8, 1, 2, 4, 8)
     content_norm: bool = True
+    codebook_size: int = 0
+    n_speakers: int = 0
 
     @classmethod
     def from_dict(cls, d: Mapping) -> AcousticConfig:
@@ -67,11 +76,16 @@ class FilmBlock(nn.Module):
 
 
 class AcousticNet(nn.Module):
-    """``(content (B, T, D), pitch (B, T, 2), speaker (B, S)) -> (B, T, n_mels)`` log-mels."""
+    """``(content (B, T, D), pitch (B, T, 2), speaker) -> (B, T, n_mels)`` log-mels.
+
+    ``speaker`` is an embedding ``(B, S)``, or with ``cfg.n_speakers`` an int64 ``(B,)`` index into the table.
+    """
 
     def __init__(self, cfg: AcousticConfig) -> None:
         super().__init__()
         self.cfg = cfg
+        self.vq = VectorQuantizer(cfg.codebook_size, cfg.content_dim) if cfg.codebook_size else None
+        self.speakers = nn.Embedding(cfg.n_speakers, cfg.speaker_dim) if cfg.n_speakers else None
         self.content_in = nn.Linear(cfg.content_dim, cfg.channels)
         self.pitch_in = nn.Linear(2, cfg.channels)
         self.blocks = nn.ModuleList(FilmBlock(cfg.channels, cfg.kernel, d, cfg.speaker_dim) for d in cfg.dilations)
@@ -79,6 +93,10 @@ class AcousticNet(nn.Module):
         self.mel_out = nn.Linear(cfg.channels, cfg.n_mels)
 
     def forward(self, content: torch.Tensor, pitch: torch.Tensor, speaker: torch.Tensor) -> torch.Tensor:
+        if self.vq is not None:
+            content = self.vq(content)[0]
+        if self.speakers is not None:
+            speaker = self.speakers(speaker)
         x = (self.content_in(content) + self.pitch_in(pitch)).transpose(1, 2)
         for block in self.blocks:
             x = block(x, speaker)
