@@ -31,14 +31,62 @@ F0_MODES = ("model", "source")
 EMBED_SECONDS = 60.0
 
 
-class Embedding(Anonymizer):
-    """Replace the speaker embedding with a pseudo-speaker's and resynthesise content + pitch with it."""
+def check_f0_mode(f0: str) -> None:
+    """ConfigError unless ``f0`` is one of :data:`F0_MODES`."""
+    if f0 not in F0_MODES:
+        raise ConfigError(f"parameter f0: {f0!r} is not one of {', '.join(F0_MODES)}")
 
-    name = "embedding"
+
+class Resynthesis(Anonymizer):
+    """Resynthesis by the acoustic model in one target voice per utterance (an embedding or a table index).
+
+    Subclasses give the model (:meth:`acoustic`) and the per-utterance target (:meth:`pseudo_speaker`); their
+    ``Config`` has ``f0``. Long inputs are converted chunk by chunk, every chunk in that one voice.
+    """
+
     sample_rate = 16000
     needs_model = True
     #: 20-s chunks inside one 30-s Whisper window, 1 s of context each side: bounded memory at any duration
     chunking = Chunking(seconds=20.0, overlap=1.0, fade=0.05)
+
+    def acoustic(self):
+        """The :class:`~voxanon.models.acoustic.inference.AcousticModel` that synthesises."""
+        raise NotImplementedError
+
+    def pseudo_speaker(self, wav: np.ndarray, sr: int, rng: np.random.Generator):
+        """The target voice drawn for this utterance."""
+        raise NotImplementedError
+
+    def convert(self, wav: np.ndarray, sr: int, speaker) -> np.ndarray:
+        """``wav`` spoken by ``speaker``, at ``sr`` and of the same length."""
+        if not np.any(wav):
+            return np.zeros(len(wav), dtype=np.float32)
+        out, out_sr = self.acoustic().convert(wav, sr, speaker)
+        out = fit_length(resample(out, out_sr, sr), len(wav))
+        if self.config.f0 == "source":
+            out = transfer_f0(out, wav, sr)
+        release_free_memory()  # each chunk's working memory goes back (see voxanon.heap)
+        return out.astype(np.float32)
+
+    def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+        if not np.any(wav):
+            return np.zeros(len(wav), dtype=np.float32), sr
+        return self.convert(wav, sr, self.pseudo_speaker(wav, sr, rng)), sr
+
+    def process(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+        """One target voice per utterance; long inputs converted chunk by chunk with it."""
+        cuts = self.chunking.bounds(wav, sr)
+        if len(cuts) == 2 or not np.any(wav):
+            return self.anonymize(wav, sr, rng)
+        speaker = self.pseudo_speaker(wav, sr, rng)
+        pieces = (self.convert(wav[a:b], sr, speaker) for a, b in self.chunking.spans(cuts, sr))
+        return self.chunking.join(pieces, cuts, sr), sr
+
+
+class Embedding(Resynthesis):
+    """Replace the speaker embedding with a pseudo-speaker's and resynthesise content + pitch with it."""
+
+    name = "embedding"
 
     @dataclasses.dataclass(frozen=True)
     class Config:
@@ -63,8 +111,7 @@ class Embedding(Anonymizer):
 
             if self.generator not in GENERATORS:
                 raise ConfigError(f"parameter generator: {self.generator!r} is not one of {', '.join(GENERATORS)}")
-            if self.f0 not in F0_MODES:
-                raise ConfigError(f"parameter f0: {self.f0!r} is not one of {', '.join(F0_MODES)}")
+            check_f0_mode(self.f0)
 
     def __init__(self, config=None, **params) -> None:
         super().__init__(config, **params)
@@ -93,36 +140,14 @@ class Embedding(Anonymizer):
             self._parts = (model, load_encoder(model.speaker_spec), generator)
         return self._parts
 
+    def acoustic(self):
+        return self.parts()[0]
+
     def pseudo_speaker(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> np.ndarray:
         """The pseudo-speaker embedding drawn for this utterance."""
         _, encoder, generator = self.parts()
         source = encoder.embed([wav[: int(EMBED_SECONDS * sr)]], sr)[0]
         return generator(source, rng)
-
-    def convert(self, wav: np.ndarray, sr: int, speaker: np.ndarray) -> np.ndarray:
-        """``wav`` spoken by ``speaker``, at ``sr`` and of the same length."""
-        if not np.any(wav):
-            return np.zeros(len(wav), dtype=np.float32)
-        out, out_sr = self.parts()[0].convert(wav, sr, speaker)
-        out = fit_length(resample(out, out_sr, sr), len(wav))
-        if self.config.f0 == "source":
-            out = transfer_f0(out, wav, sr)
-        release_free_memory()  # each chunk's working memory goes back (see voxanon.heap)
-        return out.astype(np.float32)
-
-    def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-        if not np.any(wav):
-            return np.zeros(len(wav), dtype=np.float32), sr
-        return self.convert(wav, sr, self.pseudo_speaker(wav, sr, rng)), sr
-
-    def process(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-        """One pseudo-speaker per utterance; long inputs converted chunk by chunk with it."""
-        cuts = self.chunking.bounds(wav, sr)
-        if len(cuts) == 2 or not np.any(wav):
-            return self.anonymize(wav, sr, rng)
-        speaker = self.pseudo_speaker(wav, sr, rng)
-        pieces = (self.convert(wav[a:b], sr, speaker) for a, b in self.chunking.spans(cuts, sr))
-        return self.chunking.join(pieces, cuts, sr), sr
 
 
 class B1(Embedding):

@@ -1,0 +1,80 @@
+"""VPC 2024 baselines B5 and B6 offline: vector-quantised ASR content + pitch + a one-hot target speaker.
+
+The source's content (a Whisper tiny.en layer, the ASR encoder) is quantised
+to a 48-word k-means codebook, its F3-VA relative pitch kept, and the acoustic
+model trained by ``voxanon train asrbn`` synthesises HiFi-GAN mels in the voice
+of one of its training speakers, drawn per utterance from the utterance's rng
+(``target`` fixes one); the universal HiFi-GAN (not fine-tuned) vocodes them.
+``b5`` and ``b6`` differ only in the model they load (see docs/baselines.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from voxanon.anonymizers.base import param
+from voxanon.anonymizers.embedding import Resynthesis, check_f0_mode
+from voxanon.errors import ConfigError, ModelError
+from voxanon.ranges import Range
+
+
+class B5(Resynthesis):
+    """VPC 2024 B5 offline: k-means-VQ Whisper content + pitch -> one-hot training speaker -> HiFi-GAN."""
+
+    name = "b5"
+
+    @dataclasses.dataclass(frozen=True)
+    class Config:
+        model: str = param("b5", "acoustic model with a speaker table: b5, b6 (shipped) or a model.pt of "
+                                 "voxanon train asrbn")
+        target: int = param(-1, "index of the target training speaker (0 .. speakers-1); -1 = drawn per utterance",
+                            range=Range(-1))
+        f0: str = param("model", "model (pitch level from the target speaker, contour from the source) or "
+                                 "source (the source's own F0, imposed by WORLD after vocoding)")
+        threads: int = param(0, "torch threads (0 = torch's default)", range=Range(0))
+
+        def __post_init__(self) -> None:
+            check_f0_mode(self.f0)
+
+    def __init__(self, config=None, **params) -> None:
+        super().__init__(config, **params)
+        self._model = None
+
+    def acoustic(self):
+        """The acoustic model (loaded on first use); ModelError without a speaker table, ConfigError when
+        ``target`` is not one of its speakers."""
+        if self._model is None:
+            from voxanon.models.acoustic import load_acoustic
+
+            c = self.config
+            if c.threads > 0:
+                import torch
+
+                torch.set_num_threads(c.threads)
+            model = load_acoustic(c.model)
+            if not model.n_speakers:
+                raise ModelError(f"{self.name}: acoustic model {c.model!r} has no speaker table; give one "
+                                 "written by 'voxanon train asrbn'")
+            if c.target >= model.n_speakers:
+                raise ConfigError(f"parameter target: {c.target} is not a speaker of model {c.model!r} "
+                                  f"(0 .. {model.n_speakers - 1})")
+            self._model = model
+        return self._model
+
+    def pseudo_speaker(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> int:
+        """The target speaker's index: ``target``, or drawn uniformly from the utterance's rng."""
+        n = self.acoustic().n_speakers
+        return self.config.target if self.config.target >= 0 else int(rng.integers(n))
+
+
+class B6(B5):
+    """VPC 2024 B6 offline: as :class:`B5`, with the model of the shallower Whisper layer (see docs/baselines.md)."""
+
+    name = "b6"
+
+    @dataclasses.dataclass(frozen=True)
+    class Config(B5.Config):
+        model: str = param("b6", "acoustic model with a speaker table: b6, b5 (shipped) or a model.pt of "
+                                 "voxanon train asrbn")
