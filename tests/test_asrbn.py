@@ -175,16 +175,16 @@ def test_shipped_models_convert_real_speech_into_their_targets_voices(method):
     from voxanon.models.speaker import load_encoder
 
     wav, sr = load_audio(CLIP)
-    wav = wav[: 4 * sr]
-    anon = build(method)
-    table = anon.acoustic().net.speakers.weight.detach().numpy()
-    assert anon.acoustic().n_speakers == 200 and anon.acoustic().config.codebook_size == 48
+    wav = wav[: 3 * sr]
+    model = build(method).acoustic()
+    assert model.n_speakers == 200 and model.config.codebook_size == 48
+    table = model.net.speakers.weight.detach().numpy()
     a, b = np.unravel_index(np.argmin(table @ table.T), table.shape[:1] * 2)       # the two most different rows
-    out_a, out_sr = build(method, {"target": int(a)}).process(wav, sr, utterance_rng(0, "u"))
+    anon_a = build(method, {"target": int(a)})
+    out_a, out_sr = anon_a.process(wav, sr, utterance_rng(0, "u"))
     out_b, _ = build(method, {"target": int(b)}).process(wav, sr, utterance_rng(0, "u"))
     assert out_sr == sr and len(out_a) == len(wav) and np.isfinite(out_a).all() and np.abs(out_a).max() > 0.01
-    again, _ = anon.process(wav, sr, utterance_rng(0, "u"))
-    assert np.array_equal(again, anon.process(wav, sr, utterance_rng(0, "u"))[0])    # deterministic per rng
+    assert np.array_equal(anon_a.process(wav, sr, utterance_rng(0, "v"))[0], out_a)   # same input, same bytes
     src, emb_a, emb_b = load_encoder("ge2e").embed([wav, out_a, out_b], sr)
     assert emb_a @ emb_b < 0.9                       # two targets, two voices
     assert emb_a @ src < 0.9 and emb_b @ src < 0.9   # neither is the source's
