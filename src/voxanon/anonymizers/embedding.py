@@ -99,11 +99,15 @@ class Embedding(Anonymizer):
         source = encoder.embed([wav[: int(EMBED_SECONDS * sr)]], sr)[0]
         return generator(source, rng)
 
+    def resynthesize(self, wav: np.ndarray, sr: int, speaker: np.ndarray) -> tuple[np.ndarray, int]:
+        """``wav``'s content and pitch contour in the voice of ``speaker``: (waveform, vocoder rate)."""
+        return self.parts()[0].convert(wav, sr, speaker)
+
     def convert(self, wav: np.ndarray, sr: int, speaker: np.ndarray) -> np.ndarray:
         """``wav`` spoken by ``speaker``, at ``sr`` and of the same length."""
         if not np.any(wav):
             return np.zeros(len(wav), dtype=np.float32)
-        out, out_sr = self.parts()[0].convert(wav, sr, speaker)
+        out, out_sr = self.resynthesize(wav, sr, speaker)
         out = fit_length(resample(out, out_sr, sr), len(wav))
         if self.config.f0 == "source":
             out = transfer_f0(out, wav, sr)
