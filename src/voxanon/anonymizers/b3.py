@@ -168,10 +168,10 @@ class B3(Embedding):
         from voxanon.models.acoustic.features import SourceFeatures, n_vocoder_frames, pitch_frames
 
         model, asr, _, _ = self.parts()
-        vocoder = model.vocoder()
         words = spoken(asr.transcribe_with_timings([wav], sr)[0])
         if not words:
             return np.zeros(len(wav), dtype=np.float32), sr
+        vocoder = model.vocoder()
         timeline, src, dst = self.tts_timeline(words, len(wav) / sr)
         n, frame_rate = n_vocoder_frames(len(wav), sr, vocoder.sample_rate, vocoder.hop_length), \
             vocoder.sample_rate / vocoder.hop_length
