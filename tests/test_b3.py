@@ -1,4 +1,4 @@
-"""The ``b3`` anonymizer (VPC 2024 B3 offline): the time warp, the phrases, the pseudo-speaker, real models end to end."""
+"""The ``b3`` anonymizer (VPC 2024 B3 offline): time warp, phrases, pseudo-speaker, real models end to end."""
 
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ def word_anchors(source: list[WordTiming], tts: list[WordTiming]) -> list[tuple[
 
 
 class B3(Embedding):
-    """VPC 2024 baseline B3 offline: ASR words, one Kokoro voice, the source's word timings and F0 contour, a flow pseudo-speaker.
+    """VPC 2024 B3 offline: ASR words, one Kokoro voice, the source's word timing and F0 contour, a flow speaker.
 
     See the module docstring for the chain and why the pseudo-speaker comes from the speaker flow.
     """
