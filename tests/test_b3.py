@@ -153,12 +153,13 @@ def test_the_words_land_where_the_source_said_them(runs):
     heard_src, heard_out = load_asr("whisper-tiny").transcribe_with_timings([src_a, out["a_u"][0]], 24000)
     said = " ".join(SENTENCES)
     assert wer([said], [" ".join(w.word for w in heard_out)]).wer <= 10.0
-    # (source, output) at the start and end of each matched word; Whisper stretches the end of an utterance's
-    # last word towards the end of the audio, so that one end is no measure of the warp
+    # (source, output) at the start and end of each matched word. Whisper stretches a word's end into the pause
+    # after it (by up to 0.4 s at the end of the audio), so ends are looser than starts and the last is no measure
     pairs = np.array(word_anchors(heard_src, heard_out)[:-1])
     assert len(pairs) >= 2 * 17 - 1
-    error = np.abs(pairs[:, 0] - pairs[:, 1])
-    assert error.max() < 0.15 and np.median(error) < 0.05
+    start_error, end_error = np.abs(pairs[0::2, 0] - pairs[0::2, 1]), np.abs(pairs[1::2, 0] - pairs[1::2, 1])
+    assert start_error.max() < 0.1 and end_error.max() < 0.2
+    assert np.median(np.r_[start_error, end_error]) < 0.05
 
 
 @pytest.mark.slow

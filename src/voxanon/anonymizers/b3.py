@@ -46,7 +46,7 @@ from voxanon.ranges import Range
 #: seconds of silence put around each phrase's TTS speech (the silence frames the source's pauses map to)
 PAD_SECONDS = 0.3
 #: a phrase is cut after this many words even without a pause (Kokoro speaks at most 508 phonemes per call)
-MAX_PHRASE_WORDS = 40
+MAX_PHRASE_WORDS = 30
 #: rate the TTS timeline is analysed at (the ASR's and the content encoder's)
 TIMELINE_RATE = 16000
 
