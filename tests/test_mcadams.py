@@ -241,6 +241,20 @@ def test_silence_stays_silent():
     assert np.array_equal(out, np.zeros(5000))
 
 
+def test_constant_offset_frames_stay_finite(speech):
+    # -2 LSB of DC padding (as around some Kokoro utterances) makes Burg return a pole at radius ~40:
+    # without stabilisation the all-pole re-synthesis overflows to inf and the utterance is lost
+    pad = np.full(1600, -2 / 32768)
+    x = np.concatenate([pad, speech[:8000], pad])
+    a = burg(sliding_window_view(x, 320)[::160][:3] * mcadams_window(320, 160) + LPC_EPS, 20)
+    assert np.abs(poly_roots(a)).max() > 1.0  # the premise: the padding's LPC is unstable
+    for alpha in (0.5, 0.8):
+        assert np.all(np.isfinite(mcadams(x, SR, alpha)))
+    assert snr_db(x, mcadams(x, SR, 1.0)) > 50.0
+    # speech frames are untouched: the middle equals the transform of the speech alone
+    np.testing.assert_allclose(mcadams(x, SR, 0.7)[4000:7600], mcadams(speech[:8000], SR, 0.7)[2400:6000], atol=1e-12)
+
+
 def test_other_frame_settings(speech):
     kw = dict(winlen=0.025, shift=0.01, lp_order=12)
     got = mcadams(speech[:3000], SR, 0.8, **kw)

@@ -57,11 +57,15 @@ class Resynthesis(Anonymizer):
         """The target voice drawn for this utterance."""
         raise NotImplementedError
 
+    def resynthesize(self, wav: np.ndarray, sr: int, speaker) -> tuple[np.ndarray, int]:
+        """``wav``'s content and pitch contour in the voice of ``speaker``: (waveform, vocoder rate)."""
+        return self.acoustic().convert(wav, sr, speaker)
+
     def convert(self, wav: np.ndarray, sr: int, speaker) -> np.ndarray:
         """``wav`` spoken by ``speaker``, at ``sr`` and of the same length."""
         if not np.any(wav):
             return np.zeros(len(wav), dtype=np.float32)
-        out, out_sr = self.acoustic().convert(wav, sr, speaker)
+        out, out_sr = self.resynthesize(wav, sr, speaker)
         out = fit_length(resample(out, out_sr, sr), len(wav))
         if self.config.f0 == "source":
             out = transfer_f0(out, wav, sr)

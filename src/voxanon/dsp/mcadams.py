@@ -71,11 +71,34 @@ def warp_poles(poles: np.ndarray, alpha: float) -> np.ndarray:
     return np.abs(poles) * np.exp(1j * new_angle)
 
 
+def stabilize_poles(poles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Poles outside the unit circle reflected inside (``r e^{j phi}`` to ``e^{j phi} / r``).
+
+    Returns ``(poles, rows)``: the stable poles and a bool mask of the rows that had one outside.
+    Burg's recursion can return an unstable polynomial on a frame that is a
+    constant offset (e.g. -2 LSB of DC padding around a TTS utterance: a pole
+    at radius 40), and the all-pole re-synthesis of such a frame overflows to
+    inf/NaN. The VPC kit (``librosa.lpc`` + ``lfilter``) has the same
+    recursion and overflows there.
+    """
+    outside = np.abs(poles) > 1.0
+    return np.where(outside, 1.0 / np.conj(np.where(outside, poles, 1.0)), poles), outside.any(axis=1)
+
+
 def mcadams_frames(frames: np.ndarray, window: np.ndarray, alpha: float, order: int) -> np.ndarray:
-    """Transform raw frames ``(F, n)``: window, LPC, pole warp, re-synthesis, window again."""
+    """Transform raw frames ``(F, n)``: window, LPC, pole warp, re-synthesis, window again.
+
+    A frame whose LPC polynomial is unstable is analysed and re-synthesised with
+    its stable equivalent (:func:`stabilize_poles`: the same magnitude response up
+    to a gain that cancels between the two filters); every other frame is
+    exactly the VPC kit's.
+    """
     windowed = frames * window
     a = burg(windowed + LPC_EPS, order)
-    a_new = poly_from_roots(warp_poles(poly_roots_fast(a)[0], alpha))
+    poles, unstable = stabilize_poles(poly_roots_fast(a)[0])
+    if unstable.any():
+        a[unstable] = poly_from_roots(poles[unstable])
+    a_new = poly_from_roots(warp_poles(poles, alpha))
     return allpole_filter(a_new, fir_filter(a, windowed)) * window
 
 

@@ -56,10 +56,16 @@ class F3VAGenerator:
     def __call__(self, source: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         source = check_source(source, self.flow.dim, "speaker flow")
         w = float(rng.uniform(*self.w_range)) if self.w_range is not None else self.w
-        z_rand = rng.standard_normal(self.flow.dim).astype(np.float32)
         if w == 0.0:  # the source does not enter: skip ODE-1
-            z_anon = z_rand
-        else:
-            z_orig = self.flow.to_noise(unit_rows(source), steps=self.steps, solver=self.solver)[0]
-            z_anon = mix_latents(z_orig, z_rand, w)
-        return unit_rows(self.flow.from_noise(z_anon, steps=self.steps, solver=self.solver)[0])
+            return self.sample(rng)
+        z_rand = rng.standard_normal(self.flow.dim).astype(np.float32)
+        z_orig = self.flow.to_noise(unit_rows(source), steps=self.steps, solver=self.solver)[0]
+        return self.from_latent(mix_latents(z_orig, z_rand, w))
+
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        """A pseudo-speaker of no source: ``z ~ N(0, I)`` taken by ODE-2 to an embedding (the ``w = 0`` case)."""
+        return self.from_latent(rng.standard_normal(self.flow.dim).astype(np.float32))
+
+    def from_latent(self, z: np.ndarray) -> np.ndarray:
+        """The unit embedding ODE-2 takes latent ``z`` to."""
+        return unit_rows(self.flow.from_noise(z, steps=self.steps, solver=self.solver)[0])
