@@ -128,10 +128,13 @@ def test_input_gone_removes_its_stale_output(data_dir: Path, tmp_path: Path) -> 
 # --- item 3: no orphaned workers -------------------------------------------------------------------------------
 
 def _children(pid: int) -> set[int]:
-    """Process ids of the children of ``pid`` (Linux /proc)."""
+    """Process ids of the children of ``pid`` (Linux /proc); none once it (or a thread of it) has exited."""
     found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found.update(int(c) for c in (task / "children").read_text().split())
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            found.update(int(c) for c in (task / "children").read_text().split())
+    except FileNotFoundError:  # a short-lived child (a TTS engine) ended between listing and reading
+        pass
     return found
 
 
