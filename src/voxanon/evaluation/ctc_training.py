@@ -39,7 +39,7 @@ def ctc_features(data: DataDir, utts: list[str], frontend: Frontend, cache_dir: 
             key = audio_key(data.wav_scp[utt])
             hit = cache.get(key)
             if hit is None:
-                wav, sr = load_audio(data.wav_scp[utt])
+                wav, sr = load_audio(data.wav_scp[utt], allow_silent=False)
                 check_waveform(wav, f"utterance {utt}")
                 hit = frontend(resample(wav, sr, frontend.sample_rate))
                 if not len(hit):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from voxanon.atomic import atomic_open
-from voxanon.evaluation.results import to_dict
+from voxanon.evaluation.results import LearnabilityResult, to_dict
 from voxanon.evaluation.scenarios import AA_LAZY, AA_SEMI, SCENARIOS, overstatement, title
 from voxanon.pipelines import figures
 from voxanon.pipelines.report import audio, figure, fmt, fmt_ci, table, write_report
@@ -132,15 +132,17 @@ def _headline_table(rows: list[SummaryRow], results: BenchmarkResults) -> str:
 
 def _learnability_table(results: BenchmarkResults) -> str:
     """Train-on-anonymized against train-on-original UAR and WER (empty when no learnability result exists)."""
-    return _ser_learnability_table(results) + _asr_learnability_table(results)
+    tables = {"ser": _ser_learnability_table, "asr": _asr_learnability_table}
+    out = ""
+    for task, make in tables.items():
+        learn = {n: r for n, s in results.systems.items() if (r := s.get("learnability", task)) is not None}
+        out += make(learn, next(iter(learn.values()))) if learn else ""
+    return out
 
 
-def _asr_learnability_table(results: BenchmarkResults) -> str:
-    """WER on original test trials of the CTC ASR trained on each system's training set, and the reference."""
-    learn = {n: r for n, s in results.systems.items() if (r := s.get("learnability", "asr")) is not None}
-    if not learn:
-        return ""
-    ref = next(iter(learn.values()))
+def _asr_learnability_table(learn: dict[str, LearnabilityResult], ref: LearnabilityResult) -> str:
+    """WER on original test trials of the CTC ASR trained on each system's training set (``learn``), and the
+    reference row (``ref``'s)."""
     tests = list(ref.per_fold)
 
     def ci(r, which: str) -> str:
@@ -163,12 +165,8 @@ def _asr_learnability_table(results: BenchmarkResults) -> str:
     return note + table(header, body) + smoke
 
 
-def _ser_learnability_table(results: BenchmarkResults) -> str:
-    """Train-on-anonymized against train-on-original UAR (empty when no SER learnability result exists)."""
-    learn = {n: r for n, s in results.systems.items() if (r := s.get("learnability", "ser")) is not None}
-    if not learn:
-        return ""
-    ref = next(iter(learn.values()))
+def _ser_learnability_table(learn: dict[str, LearnabilityResult], ref: LearnabilityResult) -> str:
+    """Train-on-anonymized against train-on-original UAR of each system (``learn``) and the reference row."""
     folds = list(ref.per_fold)
     header = ["system", "SER trained on", "UAR % (mean ± std over folds)", "Δ UAR vs original-trained",
               *[f"fold {f}" for f in folds]]
