@@ -202,7 +202,7 @@ class CtcRecipe:
 
 
 RECIPES = {
-    "whisper": CtcRecipe("whisper-tiny:4", epochs=25, batch_size=4, lr=3e-3),
+    "whisper": CtcRecipe("whisper-tiny:4", epochs=60, batch_size=4, lr=3e-3),
     "scratch": CtcRecipe(LOGMEL, hidden=256, layers=3, subsample=2, epochs=40),
 }
 
