@@ -174,7 +174,8 @@ def asr_learnability(anonymized_train: str | os.PathLike, original_train: str | 
     test = merge_dirs([Path(p) for p in tests.values()], test_name)
     per_test = {name: read_data_dir(p).utts for name, p in tests.items()}
     training, scored = {}, {}
-    for role, train, out in (("anonymized", anonymized_train, models_dir), ("reference", original_train, reference_dir)):
+    for role, train, out in (("anonymized", anonymized_train, models_dir),
+                             ("reference", original_train, reference_dir)):
         training[role] = train_ctc(train, out, recipe, cache_dir=cache_dir / "features", device=device, quiet=quiet)
         ev = evaluate_asr(test, CtcAsr(Path(out) / MODEL_FILE, device=device), cache_dir / "asr",
                           normalization=normalization, n_boot=n_boot, seed=seed, quiet=quiet)

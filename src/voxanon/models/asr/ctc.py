@@ -56,7 +56,7 @@ VOCAB = ("<blank>", " ", "'", *string.ascii_uppercase)
 BLANK = 0
 _INDEX = {c: i for i, c in enumerate(VOCAB) if i != BLANK}
 CHECKPOINT_FORMAT = "voxanon-ctc/1"
-#: the log-mel front-end's spec (any other spec is a content encoder's, :func:`voxanon.models.content.load_content_encoder`)
+#: the log-mel front-end's spec (any other spec names a content encoder, see :mod:`voxanon.models.content`)
 LOGMEL = "logmel"
 
 
