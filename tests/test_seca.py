@@ -223,3 +223,17 @@ def test_infill_keeps_length_rate_and_the_audio_outside_the_spans():
         changed[max(0, int(round((e["start"] - 0.02) * SR))):int(round((e["end"] + 0.02) * SR))] = True
     np.testing.assert_array_equal(out[~changed], wav[~changed])
     assert not np.allclose(out[changed], wav[changed])
+
+
+def test_missing_spacy_model_falls_back_to_the_gazetteer(monkeypatch):
+    from voxanon.models.ner import NerError, spacy_ner
+
+    def missing(self):
+        raise NerError("no spaCy English pipeline is installed: pip install 'voxanon[ner]'")
+
+    monkeypatch.setattr(spacy_ner.SpacyNer, "__init__", missing)
+    with pytest.warns(UserWarning, match="falls back to the gazetteer"):
+        ner = load_ner.__wrapped__("auto")
+    assert ner.name.startswith("gazetteer")
+    with pytest.raises(NerError, match="voxanon\\[ner\\]"):
+        load_ner.__wrapped__("spacy")

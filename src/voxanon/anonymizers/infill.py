@@ -72,7 +72,8 @@ class Infill:
         frame_rate = vocoder.sample_rate / vocoder.hop_length
         context = max(1, round(BRIDGE_SECONDS * frame_rate))
         for (start, end), words in zip(spans, speech):
-            a, b = int(round(start * frame_rate)), min(len(content), max(int(round(end * frame_rate)), int(round(start * frame_rate)) + 1))
+            a = int(round(start * frame_rate))
+            b = min(len(content), max(int(round(end * frame_rate)), a + 1))
             n, seconds = b - a, len(words) / speech_sr
             words16 = resample(words, speech_sr, CONTENT_RATE)
             times = (np.arange(n) + 0.5) / n * seconds

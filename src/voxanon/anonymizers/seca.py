@@ -130,7 +130,7 @@ class Seca(Anonymizer):
 
     def find_edits(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[list[Edit], list[str]]:
         """The edits of ``wav`` and the recognised transcript (normalised words) with the replacements in place."""
-        words = [w for w in spoken(self.model("asr").transcribe_with_timings([wav], sr)[0])]
+        words = spoken(self.model("asr").transcribe_with_timings([wav], sr)[0])
         entities = [e for e in self.model("ner").find(" ".join(w.word for w in words)) if e.type in self.config.types]
         ranges = entity_word_ranges(words, entities)
         edits, transcript, done = [], [], 0
