@@ -124,7 +124,7 @@ def main() -> None:
         gold_asr[u] = [(min(k), max(k) + 1, t) for a, b, t in gold[u]
                        if (k := [m[i] for i in range(a, b) if m[i] is not None])]
     results: dict = {"utterances": len(utts), "ner": {}, "edits": {}}
-    for spec in ("auto", "gazetteer"):
+    for spec in ("auto", "spacy", "gazetteer"):
         ner = load_ner(spec)
         on_asr = [([r for r in entity_word_ranges(orig_words[u], ner.find(" ".join(w.word for w in orig_words[u])))],
                    gold_asr[u]) for u in utts]
@@ -133,8 +133,9 @@ def main() -> None:
         results["ner"][f"{ner.name} on VPC upper-case reference"] = ner_scores(upper)
         cased = [(_char_to_words(truth[u]["text"], ner.find(truth[u]["text"])), gold[u]) for u in utts]
         results["ner"][f"{ner.name} on cased reference text"] = ner_scores(cased)
-    orig_dnsmos = {u: dnsmos(w, sr)["ovrl"] for u, (w, sr) in originals.items()}
-    for edit in [e for e in args.edits.split(",") if e]:
+    edits = [e for e in args.edits.split(",") if e]
+    orig_dnsmos = {u: dnsmos(w, sr)["ovrl"] for u, (w, sr) in originals.items()} if edits else {}
+    for edit in edits:
         out_dir = Path(args.out) / edit
         start = time.monotonic()
         summary = anonymize_corpus(data_path, out_dir, build("seca", {"edit": edit, "threads": 1}), jobs=1,
