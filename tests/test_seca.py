@@ -237,3 +237,12 @@ def test_missing_spacy_model_falls_back_to_the_gazetteer(monkeypatch):
     assert ner.name.startswith("gazetteer")
     with pytest.raises(NerError, match="voxanon\\[ner\\]"):
         load_ner.__wrapped__("spacy")
+
+
+def test_chain_passes_on_the_report_of_seca_after_a_voice_anonymizer():
+    chain = build("chain", {"steps": [{"method": "mcadams", "params": {}},
+                                      {"method": "seca", "params": {"edit": "silence", "ner": "gazetteer"}}]})
+    chain.steps[1]._models["asr"] = FakeAsr(SENTENCE)
+    out, sr = chain.process(speechlike(3.5), SR, utterance_rng(0, "u"))
+    assert sr == SR and len(out) == int(3.5 * SR)
+    assert [e["type"] for e in chain.report()["edits"]] == ["PER", "LOC", "ORG"]
