@@ -198,12 +198,13 @@ class Run:
 
     @classmethod
     def start(cls, out_dir: str, settings: TrainSettings, device: str, threads: int) -> Run:
-        """Check the budget and device, set the torch threads, create ``out_dir`` and read its checkpoint."""
+        """Check the budget and device, set the torch threads and seed, create ``out_dir`` and read its checkpoint."""
         if settings.minutes is None and settings.epochs is None:
             raise ConfigError("give a time budget (--minutes) or a number of epochs (--epochs)")
         device = resolve_device(device)
         if threads > 0:
             torch.set_num_threads(threads)
+        torch.manual_seed(settings.seed)      # a fresh network's initial weights follow the seed
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         ckpt = out / "checkpoint.pt"
