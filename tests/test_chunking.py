@@ -99,6 +99,8 @@ def test_world_peak_memory_for_one_hour_is_bounded() -> None:
 
 #: registered methods that do not chunk, and why their memory stays bounded or where it does not
 NOT_CHUNKED = {
+    "seca": "it edits entity spans only: the ASR (Whisper's long-form decoder) runs on the whole utterance, "
+            "and the infill vocodes only the neighbourhood of each span",
     "mcadams": "McAdamsStream bounds its working memory and is bit-identical to one piece",
     "cascade": "cutting mid-word would change the words: Cascade.process speaks long inputs in segments cut at "
                "pauses, without overlap (tests/test_cascade.py)",

@@ -87,7 +87,7 @@ def test_evaluator_contract(tmp_path):
 
 
 def test_full_profile_alone_adds_content_and_learnability():
-    assert PROFILES["full"].extra_evaluators == ("content", "learnability")
+    assert PROFILES["full"].extra_evaluators == ("content", "learnability", "learnability-asr")
     assert all(p.extra_evaluators == () for name, p in PROFILES.items() if name != "full")
     assert "content" not in EVALUATORS and "learnability" not in EVALUATORS
     kinds = {e.kind for e in plan(RUN, [*EVALUATORS, *PROFILES["full"].extra_evaluators])}

@@ -61,4 +61,10 @@ class Admixture(Anonymizer):
         return int(rng.choice(len(self.components), p=self.probabilities))
 
     def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-        return run_at_rate(self.components[self.choose(rng)], wav, sr, rng)
+        self._chosen = self.components[self.choose(rng)]
+        return run_at_rate(self._chosen, wav, sr, rng)
+
+    def report(self) -> dict | None:
+        """The report of the component chosen for the last utterance."""
+        chosen = getattr(self, "_chosen", None)
+        return chosen.report() if chosen is not None else None

@@ -199,6 +199,11 @@ class Anonymizer(ABC):
             raise RuntimeError(f"{self.name}: chunk output at {out_sr} Hz for input at {sr} Hz; cannot be chunked")
         return out
 
+    def report(self) -> dict[str, Any] | None:
+        """What the last :meth:`process` call did, JSON-serialisable; the runner writes it next to the output
+        as ``<utt>.json`` (None: nothing to report, the default)."""
+        return None
+
     def settings(self) -> dict[str, Any]:
         """Name and parameters, JSON-serialisable (recorded next to every output)."""
         return {"method": self.name, "params": dataclasses.asdict(self.config)}

@@ -84,3 +84,7 @@ class Chain(Anonymizer):
                 transforms = [self.steps[i].transform for i in group]
                 wav, sr = run_world(wav, sr, transforms, [rngs[i] for i in group], first.config)
         return wav, sr
+
+    def report(self) -> dict | None:
+        """The report of the last step that has one (e.g. ``seca`` after a voice anonymizer)."""
+        return next((r for r in (s.report() for s in reversed(self.steps)) if r is not None), None)

@@ -37,6 +37,28 @@ def check_f0_mode(f0: str) -> None:
         raise ConfigError(f"parameter f0: {f0!r} is not one of {', '.join(F0_MODES)}")
 
 
+def load_parts(c, generator: str, pool: str) -> tuple:
+    """(acoustic model ``c.model``, its speaker encoder, the pseudo-speaker ``generator`` with the parameters of
+    config ``c`` it takes and ``pool``, or for ``f3va`` the flow ``c.flow``), with ``c.threads`` torch threads."""
+    from voxanon.anonymizers.pseudo import PARAMS, load_pool, make_generator
+    from voxanon.models.acoustic import load_acoustic
+    from voxanon.models.speaker import load_encoder
+
+    if c.threads > 0:
+        import torch
+
+        torch.set_num_threads(c.threads)
+    model = load_acoustic(c.model)
+    flow = None
+    if c.flow and generator == "f3va":
+        from voxanon.models.flow import load_flow
+
+        flow = load_flow(c.flow)
+    params = {k: getattr(c, k) for k in PARAMS[generator]}
+    made = make_generator(generator, pool=load_pool(pool) if pool else None, flow=flow, **params)
+    return model, load_encoder(model.speaker_spec), made
+
+
 class Resynthesis(Anonymizer):
     """Resynthesis by the acoustic model in one target voice per utterance (an embedding or a table index).
 
@@ -124,24 +146,7 @@ class Embedding(Resynthesis):
     def parts(self):
         """(acoustic model, speaker encoder, generator), loaded on first use."""
         if self._parts is None:
-            from voxanon.anonymizers.pseudo import PARAMS, load_pool, make_generator
-            from voxanon.models.acoustic import load_acoustic
-            from voxanon.models.speaker import load_encoder
-
-            c = self.config
-            if c.threads > 0:
-                import torch
-
-                torch.set_num_threads(c.threads)
-            model = load_acoustic(c.model)
-            flow = None
-            if c.flow and c.generator == "f3va":
-                from voxanon.models.flow import load_flow
-
-                flow = load_flow(c.flow)
-            params = {k: getattr(c, k) for k in PARAMS[c.generator]}
-            generator = make_generator(c.generator, pool=load_pool(c.pool) if c.pool else None, flow=flow, **params)
-            self._parts = (model, load_encoder(model.speaker_spec), generator)
+            self._parts = load_parts(self.config, self.config.generator, self.config.pool)
         return self._parts
 
     def acoustic(self):

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from voxanon.errors import EXIT_USAGE
 
 COMMAND_MODULES: tuple[str, ...] = ("listing", "ser", "anonymize", "utility", "synth", "benchmark", "privacy", "content",
-                                    "perf", "pseudo", "acoustic")
+                                    "perf", "pseudo", "acoustic", "learnability", "ltf")
 
 
 class CommandParser(argparse.ArgumentParser):

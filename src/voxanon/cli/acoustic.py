@@ -1,5 +1,6 @@
-"""``voxanon train acoustic`` and ``voxanon train asrbn``: train or fine-tune the speaker-conditioned acoustic model
-(``asrbn``: as VPC 2024 B5/B6, vector-quantised content and a table of one-hot training speakers)."""
+"""``voxanon train acoustic``, ``asrbn`` and ``f3va``: train or fine-tune a speaker-conditioned acoustic model
+(``asrbn``: as VPC 2024 B5/B6, vector-quantised content and a table of one-hot training speakers; ``f3va``: the
+F3-VA DiT conditional flow-matching backbone)."""
 
 from __future__ import annotations
 
@@ -13,25 +14,41 @@ def _settings(args: argparse.Namespace):
 
     return TrainSettings(minutes=None if args.epochs is not None else args.minutes, epochs=args.epochs,
                          seed=args.seed, batch_size=args.batch_size, segment_frames=args.segment,
-                         lr=args.lr, n_perturb=args.perturbed)
+                         lr=args.lr, n_perturb=args.perturbed, max_valid=args.max_valid)
 
 
 def _report(args: argparse.Namespace, summary: dict) -> int:
     from voxanon.errors import EXIT_PARTIAL
 
     valid = summary["final_valid_l1"]
-    print(f"{args.out}/model.pt: {summary['steps']} steps in {summary['train_seconds'] / 60:.1f} min, train L1 "
-          f"{summary['final_train_l1']}" + (f", valid L1 {valid}" if valid is not None else "")
+    loss = next(k for k in summary if k.startswith("final_train_"))
+    print(f"{args.out}/model.pt: {summary['steps']} steps in {summary['train_seconds'] / 60:.1f} min, train "
+          f"{loss.removeprefix('final_train_').upper()} {summary[loss]}" + (f", valid L1 {valid}" if valid is not None else "")
           + f"; {len(summary['data']['skipped'])} utterance(s) skipped")
     return EXIT_PARTIAL if summary["data"]["skipped"] else 0
 
 
-def _common(args: argparse.Namespace) -> dict:
-    from voxanon.models.acoustic.inference import ModelSpecs
+def _conv_config(args: argparse.Namespace):
     from voxanon.models.acoustic.model import AcousticConfig
 
-    return {"cfg": AcousticConfig(channels=args.channels, dilations=tuple(args.dilations)),
-            "specs": ModelSpecs(content=args.content, speaker=args.speaker), "settings": _settings(args),
+    return AcousticConfig(channels=args.channels, dilations=tuple(args.dilations))
+
+
+def _dit_config(args: argparse.Namespace):
+    from voxanon.errors import ConfigError
+    from voxanon.models.acoustic.dit import DiTConfig
+
+    try:
+        return DiTConfig(width=args.width, depth=args.depth, heads=args.heads, ff_mult=args.ff_mult,
+                         codebook_size=args.codebook, cfg_dropout=args.cfg_dropout, sigma_min=args.sigma_min)
+    except ValueError as exc:
+        raise ConfigError(f"f3va backbone: {exc}") from None
+
+
+def _common(args: argparse.Namespace, cfg) -> dict:
+    from voxanon.models.acoustic.inference import ModelSpecs
+
+    return {"cfg": cfg, "specs": ModelSpecs(content=args.content, speaker=args.speaker), "settings": _settings(args),
             "device": args.device, "init": args.init, "threads": args.threads, "cache_dir": args.cache,
             "command": shlex.join(["voxanon", *sys.argv[1:]]), "quiet": args.quiet}
 
@@ -39,13 +56,22 @@ def _common(args: argparse.Namespace) -> dict:
 def run(args: argparse.Namespace) -> int:
     from voxanon.pipelines.train_acoustic import train_acoustic
 
-    return _report(args, train_acoustic(args.data_dirs, args.out, valid_dir=args.valid, **_common(args)))
+    return _report(args, train_acoustic(args.data_dirs, args.out, valid_dir=args.valid,
+                                        **_common(args, _conv_config(args))))
 
 
 def run_asrbn(args: argparse.Namespace) -> int:
     from voxanon.pipelines.train_asrbn import train_asrbn
 
-    return _report(args, train_asrbn(args.data_dirs, args.out, codebook_size=args.codebook, **_common(args)))
+    return _report(args, train_asrbn(args.data_dirs, args.out, codebook_size=args.codebook,
+                                     **_common(args, _conv_config(args))))
+
+
+def run_f3va(args: argparse.Namespace) -> int:
+    from voxanon.pipelines.train_acoustic import train_acoustic
+
+    return _report(args, train_acoustic(args.data_dirs, args.out, valid_dir=args.valid,
+                                        **_common(args, _dit_config(args))))
 
 
 def _add_training_args(p: argparse.ArgumentParser, *, init_help: str) -> None:
@@ -63,19 +89,25 @@ def _add_training_args(p: argparse.ArgumentParser, *, init_help: str) -> None:
     p.add_argument("--content", default="whisper-tiny:3", help="content encoder spec (default whisper-tiny:3)")
     p.add_argument("--speaker", default="ge2e", help="speaker encoder spec (default ge2e)")
     p.add_argument("--perturbed", type=int, default=1, help="voice-perturbed copies per training utterance")
-    p.add_argument("--channels", type=int, default=192, help="width of the network")
-    p.add_argument("--dilations", type=int, nargs="+", default=[1, 2, 4, 8, 1, 2, 4, 8],
-                   help="one residual block per dilation")
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--segment", type=int, default=192, help="training segment length (vocoder frames)")
     p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--max-valid", type=int, default=48, help="validation utterances (at most; default 48)")
     p.add_argument("--quiet", action="store_true")
+
+
+def _add_conv_args(p: argparse.ArgumentParser) -> None:
+    """The sizes of the conv network."""
+    p.add_argument("--channels", type=int, default=192, help="width of the network")
+    p.add_argument("--dilations", type=int, nargs="+", default=[1, 2, 4, 8, 1, 2, 4, 8],
+                   help="one residual block per dilation")
 
 
 def register(commands) -> None:
     p = commands.train.add_parser("acoustic", help="speaker-conditioned acoustic model (content + pitch + speaker "
                                                    "embedding -> HiFi-GAN mels); reruns resume")
     _add_training_args(p, init_help="fine-tune: start from 'default' (the shipped model) or a model.pt")
+    _add_conv_args(p)
     p.add_argument("--valid", help="validation data directory (held-out speakers)")
     p.set_defaults(handler=run)
 
@@ -83,6 +115,21 @@ def register(commands) -> None:
                                                 "one-hot training speaker -> HiFi-GAN mels; reruns resume")
     _add_training_args(p, init_help="start from the weights of 'default' (the shipped acoustic model) or a "
                                     "model.pt wherever names and shapes match")
+    _add_conv_args(p)
     p.add_argument("--codebook", type=int, default=48, help="codewords of the content quantiser (default 48, "
                                                             "the VPC 2024 B5/B6 models' vq_48)")
     p.set_defaults(handler=run_asrbn)
+
+    p = commands.train.add_parser("f3va", help="F3-VA backbone: DiT conditional flow matching on HiFi-GAN mels from "
+                                               "VQ content + pitch + speaker embedding; reruns resume")
+    _add_training_args(p, init_help="fine-tune: start from a model.pt of 'voxanon train f3va'")
+    p.add_argument("--valid", help="validation data directory (held-out speakers)")
+    p.add_argument("--width", type=int, default=192, help="transformer width (default 192; paper-size 1024)")
+    p.add_argument("--depth", type=int, default=4, help="DiT blocks (default 4; paper-size 22)")
+    p.add_argument("--heads", type=int, default=3, help="attention heads (default 3; paper-size 16)")
+    p.add_argument("--ff-mult", type=int, default=2, help="feed-forward width in multiples of --width")
+    p.add_argument("--codebook", type=int, default=64, help="k-means VQ codewords of the content (0: no VQ)")
+    p.add_argument("--cfg-dropout", type=float, default=0.1,
+                   help="fraction of rows trained without conditions, for classifier-free guidance (0: off)")
+    p.add_argument("--sigma-min", type=float, default=1e-5, help="CFM noise floor")
+    p.set_defaults(handler=run_f3va, lr=5e-4, max_valid=16)

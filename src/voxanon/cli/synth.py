@@ -25,6 +25,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_pii(args: argparse.Namespace) -> int:
+    from voxanon.pipelines.synth.pii import build_pii_set
+
+    out = build_pii_set(args.out, seed=args.seed, jobs=args.jobs, quiet=args.quiet)
+    if not args.quiet:
+        print(f"PII test set: {out} (entities in {out / 'entities.jsonl'})")
+    return 0
+
+
 def register(commands) -> None:
     p = commands.data.add_parser("synth", help="build the synthetic VPC-shaped benchmark corpus (offline TTS)")
     p.add_argument("out", help="output folder")
@@ -43,3 +52,10 @@ def register(commands) -> None:
                         "and how close dev/test speakers come to training speakers")
     p.add_argument("--encoder", default="ge2e", help="speaker encoder for --check")
     p.set_defaults(handler=run)
+    p = commands.data.add_parser("pii", help="synthesise the PII-rich test set of SECA (shipped CC0 sentences with "
+                                             "names, places, organisations; Kokoro voices; entity spans)")
+    p.add_argument("out", help="output folder (data/pii and wav/pii under it)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the voice drawn for each sentence")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(handler=run_pii)

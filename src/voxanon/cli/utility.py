@@ -72,7 +72,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
 
     a = p.add_argument_group("ASR")
     a.add_argument("--asr-backend", default=DEFAULT_ASR, metavar="SPEC",
-                   help=f"whisper-tiny, pocketsphinx or wav2vec2:<dir or hub name> (default: {DEFAULT_ASR})")
+                   help=f"whisper-tiny, pocketsphinx, wav2vec2:<dir or hub name> or ctc:<model.pt> (a CTC model "
+                        f"trained by `voxanon evaluate learnability-asr`) (default: {DEFAULT_ASR})")
     a.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     a.add_argument("--threads", type=int, default=0, help="CPU threads of the ASR (default 0: library default)")
     a.add_argument("--normalization", default="vpc", choices=sorted(NORMALIZERS),

@@ -128,3 +128,12 @@ def transfer_f0(converted: np.ndarray, source: np.ndarray, sr: int, target_log_f
         f0 = np.where(voiced, np.exp(np.log(np.where(voiced, f0, 1.0)) - np.log(f0[voiced]).mean() + target_log_f0),
                       0.0)
     return synthesize(feats.replace(f0=f0)).astype(np.float32)
+
+
+def stretch(wav: np.ndarray, sr: int, n_samples: int) -> np.ndarray:
+    """``wav`` played over ``n_samples`` samples at its own pitch (WORLD frames repeated or skipped)."""
+    features = analyze(wav, sr)
+    n_frames = max(1, int(round(n_samples / sr * 1000.0 / features.frame_period)) + 1)
+    idx = np.minimum((np.arange(n_frames) * len(features.f0) / n_frames).astype(int), len(features.f0) - 1)
+    return synthesize(features.replace(f0=features.f0[idx], sp=features.sp[idx], ap=features.ap[idx],
+                                       n_samples=n_samples))

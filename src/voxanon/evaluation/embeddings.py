@@ -85,10 +85,13 @@ def audio_key(entry: str) -> str:
 
 
 class EmbeddingCache:
-    """One ``.npy`` file per (encoder, audio content); writes are atomic."""
+    """One ``.npy`` file per (encoder, audio content); writes are atomic.
 
-    def __init__(self, root: str | os.PathLike, encoder_name: str) -> None:
-        self.root = Path(root) / f"{encoder_name}+{PREPROCESSING}"
+    ``preprocessing`` names what was done to the audio before the encoder (part of the folder name).
+    """
+
+    def __init__(self, root: str | os.PathLike, encoder_name: str, preprocessing: str = PREPROCESSING) -> None:
+        self.root = Path(root) / f"{encoder_name}+{preprocessing}"
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.npy"

@@ -142,10 +142,11 @@ EVALUATORS: dict[str, str] = {
 
 #: evaluators a profile adds by name (:attr:`~voxanon.pipelines.profiles.Profile.extra_evaluators`); not in
 #: the default plan because of their cost (content: ASR of every training set; learnability: SER training
-#: per system)
+#: per system; learnability-asr: a CTC ASR trained per system)
 OPTIONAL_EVALUATORS: dict[str, str] = {
     "content": "voxanon.evaluation.content_privacy:ContentPrivacyEvaluator",
     "learnability": "voxanon.evaluation.learnability:SerLearnabilityEvaluator",
+    "learnability-asr": "voxanon.evaluation.learnability:AsrLearnabilityEvaluator",
 }
 
 

@@ -290,8 +290,10 @@ class LearnabilityResult:
     """Utility by training on anonymized data: a ``task`` model trained on the system's anonymized data
     and one trained on original data (the reference), both scored with ``metric`` on original test data.
 
-    ``anonymized`` and ``reference`` are means over folds (``*_std`` their spread); ``per_fold`` has
-    fold -> {"anonymized": value, "reference": value}.
+    SER (``uar``): ``anonymized`` and ``reference`` are means over folds (``*_std`` their spread);
+    ``per_fold`` has fold -> {"anonymized": value, "reference": value}. ASR (``wer``): corpus WER % of
+    the original test trials with bootstrap intervals (``*_ci``) and CER (``*_cer``), ``per_fold`` per
+    trial list (gender), no std; ``training`` has each model's training summary (loss per epoch).
     """
 
     task: str
@@ -299,14 +301,19 @@ class LearnabilityResult:
     train: str
     test: str
     anonymized: float
-    anonymized_std: float
+    anonymized_std: float | None
     reference: float
-    reference_std: float
+    reference_std: float | None
     per_fold: dict[str, dict[str, float | None]]
     epochs: int
     n_test: int
     smoke_test_only: bool
     message: str | None = None
+    anonymized_ci: Interval | None = None
+    reference_ci: Interval | None = None
+    anonymized_cer: float | None = None
+    reference_cer: float | None = None
+    training: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ Backends
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
 import time
@@ -55,6 +56,7 @@ from voxanon.anonymizers.base import Anonymizer
 from voxanon.atomic import write_texts
 from voxanon.data.folder import scan_audio_folder
 from voxanon.data.kaldi import FILES, DataDir, data_dir_texts, read_data_dir
+from voxanon.data.redaction import redact_reference
 from voxanon.errors import ConfigError, DataError
 from voxanon.pipelines.backend import Backend, LocalBackend
 from voxanon.pipelines.runstate import (
@@ -77,7 +79,7 @@ from voxanon.pipelines.runstate import (
     record_line,
     tsv,
 )
-from voxanon.pipelines.worker import FATAL_WRITE_ERRNOS, Result, Task
+from voxanon.pipelines.worker import FATAL_WRITE_ERRNOS, Result, Task, report_path
 from voxanon.progress import Progress
 
 #: longest file-name stem (bytes) used as is: 255 less ".wav" and the temporary's ".<name>.<8 chars>.tmp"
@@ -165,6 +167,17 @@ def _resume(tasks: list[Task], output_path: Path) -> tuple[list[Task], dict[str,
     return todo, stamps, redone
 
 
+def _redacted(text: str, out: Path) -> str:
+    """``text`` with the entities a content anonymizer replaced (its report beside ``out``) replaced too."""
+    path = report_path(out)
+    if not path.is_file():
+        return text
+    report = json.loads(path.read_text(encoding="utf-8"))
+    if "transcript" not in report or "edits" not in report:
+        return text
+    return redact_reference(text, report["transcript"].split(), [tuple(e["words"]) for e in report["edits"]])
+
+
 def _metadata(data: DataDir | None, tasks: list[Task], output_path: Path, records: dict[str, dict],
               failures: list[Result]) -> dict[Path, str | None]:
     """Every metadata file of the output folder (None: to delete), from the outputs now present and their records."""
@@ -174,6 +187,8 @@ def _metadata(data: DataDir | None, tasks: list[Task], output_path: Path, record
         out = data.subset([task.utt for task in done])
         out.wav_scp = {task.utt: str(task.out.resolve()) for task in done}
         out.utt2dur = {task.utt: f"{records[task.utt]['seconds']:.4f}" for task in done}
+        outs = {task.utt: task.out for task in done}
+        out.text = {utt: _redacted(text, outs[utt]) for utt, text in out.text.items()}
         texts = data_dir_texts(out) if done else {}
         files.update({output_path / name: texts.get(name) for name in FILES})
     files[output_path / FAILURES_FILE] = tsv("utterance\tsource\treason",

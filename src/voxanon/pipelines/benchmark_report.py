@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from voxanon.atomic import atomic_open
-from voxanon.evaluation.results import to_dict
+from voxanon.evaluation.results import LearnabilityResult, to_dict
 from voxanon.evaluation.scenarios import AA_LAZY, AA_SEMI, SCENARIOS, overstatement, title
 from voxanon.pipelines import figures
 from voxanon.pipelines.report import audio, figure, fmt, fmt_ci, table, write_report
@@ -131,11 +131,42 @@ def _headline_table(rows: list[SummaryRow], results: BenchmarkResults) -> str:
 
 
 def _learnability_table(results: BenchmarkResults) -> str:
-    """Train-on-anonymized against train-on-original UAR (empty when no learnability result exists)."""
-    learn = {n: r for n, s in results.systems.items() if (r := s.get("learnability", "ser")) is not None}
-    if not learn:
-        return ""
-    ref = next(iter(learn.values()))
+    """Train-on-anonymized against train-on-original UAR and WER (empty when no learnability result exists)."""
+    tables = {"ser": _ser_learnability_table, "asr": _asr_learnability_table}
+    out = ""
+    for task, make in tables.items():
+        learn = {n: r for n, s in results.systems.items() if (r := s.get("learnability", task)) is not None}
+        out += make(learn, next(iter(learn.values()))) if learn else ""
+    return out
+
+
+def _asr_learnability_table(learn: dict[str, LearnabilityResult], ref: LearnabilityResult) -> str:
+    """WER on original test trials of the CTC ASR trained on each system's training set (``learn``), and the
+    reference row (``ref``'s)."""
+    tests = list(ref.per_fold)
+
+    def ci(r, which: str) -> str:
+        interval = getattr(r, f"{which}_ci")
+        return fmt_ci(getattr(r, which), (interval.low, interval.high) if interval else None)
+
+    header = ["system", "ASR trained on", "WER % [95% CI]", "Δ WER vs original-trained", "CER %",
+              *[f"WER {t}" for t in tests]]
+    body = [[f"{ORIGINAL} (reference)", "original training speech", ci(ref, "reference"), "–", fmt(ref.reference_cer),
+             *[fmt(ref.per_fold[t]["reference"]) for t in tests]]]
+    body += [[html.escape(n), "its anonymized training speech", ci(r, "anonymized"), fmt(r.anonymized - r.reference),
+              fmt(r.anonymized_cer), *[fmt(r.per_fold.get(t, {}).get("anonymized")) for t in tests]]
+             for n, r in learn.items()]
+    t = (ref.training or {}).get("reference", {})
+    recipe = t.get("recipe", {})
+    note = (f"<p>ASR learnability: a character CTC recogniser ({html.escape(str(recipe.get('frontend', '?')))} "
+            f"features, {ref.epochs} epochs) trained on each system's anonymized training set and tested on the "
+            f"original trial utterances ({ref.n_test}), beside the same recipe trained on original speech.</p>")
+    smoke = f"<p class='small'>{html.escape(ref.message)}</p>" if ref.message else ""
+    return note + table(header, body) + smoke
+
+
+def _ser_learnability_table(learn: dict[str, LearnabilityResult], ref: LearnabilityResult) -> str:
+    """Train-on-anonymized against train-on-original UAR of each system (``learn``) and the reference row."""
     folds = list(ref.per_fold)
     header = ["system", "SER trained on", "UAR % (mean ± std over folds)", "Δ UAR vs original-trained",
               *[f"fold {f}" for f in folds]]

@@ -55,8 +55,10 @@ PROFILES = {
     # every offline anonymizer (kNN-VC included); more speakers and trials for tighter intervals
     # (an hour or more on 2 cores); rung (c) with the VPC recipe. Only here: content privacy (C-EER; adds the
     # ASR of every system's training set) and SER learnability (adds 5 SER trainings per system), each past
-    # the default profile's 20-minute budget
+    # the default profile's 20-minute budget; ASR learnability (a CTC head on frozen Whisper features trained per
+    # system, minutes per system on one core, BENCHMARKS.md) likewise
     "full": Profile("full", "default", ("dev", "test"), ("dev", "test"), attacker_epochs=15, ser_epochs=15,
                     n_boot=1000, quality_utts=40, listen_utts=6, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),
-                    ecapa_recipe="vpc", finetune_epochs=5, extra_evaluators=("content", "learnability")),
+                    ecapa_recipe="vpc", finetune_epochs=5,
+                    extra_evaluators=("content", "learnability", "learnability-asr")),
 }

@@ -16,7 +16,8 @@ from typing import Any
 
 from voxanon.atomic import write_text
 from voxanon.errors import DataError
-from voxanon.evaluation.results import RESULT_KINDS, AsrResult, Interval, PrivacyResult, from_dict, to_dict
+from voxanon.evaluation.results import (RESULT_KINDS, AsrResult, Interval, LearnabilityResult, PrivacyResult, from_dict,
+                                      to_dict)
 from voxanon.evaluation.scenarios import AA_LAZY, OA, OO, SCENARIOS, strongest_attacker
 
 SCHEMA_VERSION = 3
@@ -190,8 +191,10 @@ class SummaryRow:
     ``attackers`` every attacker's mean EER. Where those evaluators ran:
     ``c_eer`` is the content attack's mean EER from the run's ASR transcripts
     (``c_eer_reference`` from the reference transcripts), ``uar_learn`` the UAR
-    on original speech of the SER trained on the system's output (for the
-    original row: trained on original speech, the learnability reference).
+    on original speech of the SER trained on the system's output and
+    ``wer_learn`` the WER on original test trials of the CTC ASR trained on its
+    training set (for the original row: both trained on original speech, the
+    learnability references).
     """
 
     system: str
@@ -214,6 +217,7 @@ class SummaryRow:
     c_eer: float | None = None
     c_eer_reference: float | None = None
     uar_learn: float | None = None
+    wer_learn: float | None = None
 
 
 def summary_rows(results: BenchmarkResults) -> list[SummaryRow]:
@@ -223,8 +227,8 @@ def summary_rows(results: BenchmarkResults) -> list[SummaryRow]:
     dnsmos_original = next((q.dnsmos.original for s in results.systems.values()
                             if (q := s.get("quality")) is not None), None)
     # the learnability reference (SER trained on original speech), carried by every anonymized system's result
-    learn_original = next((r.reference for s in results.systems.values()
-                           if (r := s.get("learnability", "ser")) is not None), None)
+    learn_original = {task: next((r.reference for s in results.systems.values()
+                                  if (r := s.get("learnability", task)) is not None), None) for task in ("ser", "asr")}
     rows = []
     for name, s in results.systems.items():
         eers = s.attacker_eers(split)
@@ -236,7 +240,7 @@ def summary_rows(results: BenchmarkResults) -> list[SummaryRow]:
         gender = p.by_gender if p else {}
         # the ASR transcripts of the run, and the reference text (content_privacy.REFERENCE)
         content, content_ref = (s.get("content", source, split) for source in (results.settings.asr, "reference"))
-        learn = s.get("learnability", "ser")
+        learn = {task: s.get("learnability", task) for task in learn_original}
         rows.append(SummaryRow(
             system=name, attacker=best[0] if best else None, eer=best[1] if best else None,
             eer_f=gender["f"].eer if "f" in gender else None, eer_m=gender["m"].eer if "m" in gender else None,
@@ -248,8 +252,14 @@ def summary_rows(results: BenchmarkResults) -> list[SummaryRow]:
             rho_f0=q.rho_f0 if q else None, gvd=q.gvd_db if q else None, rtf=s.rtf,
             c_eer=content.eer_mean if content else None,
             c_eer_reference=content_ref.eer_mean if content_ref else None,
-            uar_learn=learn.anonymized if learn else (learn_original if s.method is None else None)))
+            uar_learn=learned(learn["ser"], learn_original["ser"], s.method),
+            wer_learn=learned(learn["asr"], learn_original["asr"], s.method)))
     return rows
+
+
+def learned(result: LearnabilityResult | None, reference: float | None, method: str | None) -> float | None:
+    """A system's learnability number: trained on its output, or for the original row the reference."""
+    return result.anonymized if result else (reference if method is None else None)
 
 
 def rank(rows: list[SummaryRow]) -> Ranking:

@@ -1,14 +1,18 @@
-"""``voxanon train acoustic``: train (or fine-tune) the speaker-conditioned acoustic model.
+"""``voxanon train acoustic`` and ``voxanon train f3va``: train (or fine-tune) a speaker-conditioned acoustic model.
 
-Training pairs: content of a voice-perturbed copy of each utterance (so the
+The network is the config's kind (:mod:`voxanon.models.acoustic.networks`):
+``conv`` (``train acoustic``, L1 loss) or the F3-VA DiT flow-matching backbone
+(``train f3va``, CFM loss; its mel statistics and content codebook are fitted
+on the training data first). Training pairs: content of a voice-perturbed copy of each utterance (so the
 content carries little of the voice) + its pitch + the embedding of *another*
 utterance of the same speaker (so the embedding carries only identity) ->
-the clean utterance's log-mels, L1 loss on random segments. Validation: clean
+the clean utterance's log-mels, on random segments. Validation: L1 of the mels
+the model generates (``dit``: 16 Euler steps from seed-0 noise) from the clean
 content of held-out speakers, embedding = the mean of the speaker's other
 utterances. The run is resumable: ``OUT/checkpoint.pt`` is written atomically
 about every minute and a rerun of the same command continues from it (its
 time budget counts the time already trained). ``OUT/train_log.jsonl`` holds
-one line per report (step, train L1, valid L1 when measured, seconds);
+one line per report (step, train loss (``train_l1`` or ``train_cfm``), valid L1 when measured, seconds);
 ``OUT/model.pt`` (fp16) and ``OUT/model.json`` are written at the end.
 """
 
@@ -28,9 +32,16 @@ from voxanon.atomic import write_text
 from voxanon.errors import ConfigError, RunError
 from voxanon.models.acoustic.features import network_content
 from voxanon.models.acoustic.inference import AcousticModel, ModelSpecs, model_file
-from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
+from voxanon.models.acoustic.dit import DiTNet
+from voxanon.models.acoustic.model import AcousticConfig
+from voxanon.models.acoustic.networks import build_net, config_from_dict
+from voxanon.models.acoustic.vq import kmeans
 from voxanon.models.checkpoint import load_checkpoint, save_atomic
 from voxanon.pipelines.acoustic_features import Extractor, UttFeatures, extract_dirs
+
+
+#: content frames drawn for a k-means codebook
+KMEANS_FRAMES = 20000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,13 +130,14 @@ def speaker_means(items: list[UttFeatures]) -> list[np.ndarray]:
 
 
 @torch.no_grad()
-def valid_l1(net: AcousticNet, items: list[UttFeatures], speakers: list, device: str) -> float:
-    """Mean L1 over all frames of whole held-out utterances (``speakers``: each one's speaker input)."""
+def valid_l1(net, items: list[UttFeatures], speakers: list, device: str) -> float:
+    """Mean L1 over all frames of the mels ``net`` generates for whole held-out utterances (``speakers``: each
+    one's speaker input)."""
     net.eval()
     total = frames = 0.0
     for it, spk in zip(items, speakers):
         content = network_content(it.content[0], net.cfg.content_norm)
-        pred = net(as_batch(content, device), as_batch(it.pitch, device), as_batch(spk, device))[0]
+        pred = net.generate(as_batch(content, device), as_batch(it.pitch, device), as_batch(spk, device))[0]
         total += float((pred - as_batch(it.mel, device)[0]).abs().sum()) / net.cfg.n_mels
         frames += it.n_frames
     net.train()
@@ -139,15 +151,18 @@ def load_init(init: str) -> AcousticModel:
     return AcousticModel.from_file(shipped_path(init))
 
 
-def _initial_net(init: str | None, cfg: AcousticConfig, specs: ModelSpecs) -> tuple[AcousticNet, ModelSpecs]:
-    """A fresh network, or (fine-tuning) the network and specs of ``init`` (``default`` or a model file)."""
+def _initial_net(init: str | None, cfg, specs: ModelSpecs) -> tuple:
+    """A fresh network of ``cfg``, or (fine-tuning) the network and specs of ``init`` (a shipped name or a model
+    file), which must be of ``cfg``'s kind."""
     if not init:
-        return AcousticNet(cfg), specs
+        return build_net(cfg), specs
     model = load_init(init)
+    if type(model.config) is not type(cfg):
+        raise ConfigError(f"--init {init} is a {model.kind} model; this command trains {build_net(cfg).kind} models")
     return model.net.train(), ModelSpecs(model.content_spec, model.speaker_spec, model.vocoder_spec)
 
 
-def check_dims(cfg: AcousticConfig, extractor: Extractor) -> None:
+def check_dims(cfg, extractor: Extractor) -> None:
     """ConfigError unless the network's input sizes are those of the extractor's encoders."""
     if (cfg.content_dim, cfg.speaker_dim) != (extractor.encoder.dim, extractor.speaker.dim):
         raise ConfigError(f"the model takes {cfg.content_dim}-d content and {cfg.speaker_dim}-d speaker embeddings, "
@@ -183,28 +198,31 @@ class Run:
 
     @classmethod
     def start(cls, out_dir: str, settings: TrainSettings, device: str, threads: int) -> Run:
-        """Check the budget and device, set the torch threads, create ``out_dir`` and read its checkpoint."""
+        """Check the budget and device, set the torch threads and seed, create ``out_dir`` and read its checkpoint."""
         if settings.minutes is None and settings.epochs is None:
             raise ConfigError("give a time budget (--minutes) or a number of epochs (--epochs)")
         device = resolve_device(device)
         if threads > 0:
             torch.set_num_threads(threads)
+        torch.manual_seed(settings.seed)      # a fresh network's initial weights follow the seed
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         ckpt = out / "checkpoint.pt"
         return cls(out, device, load_checkpoint(ckpt, "training checkpoint", RunError) if ckpt.exists() else None)
 
-    def resumed_net(self) -> tuple[AcousticNet, ModelSpecs]:
-        """The network and specs of the checkpoint."""
-        cfg = AcousticConfig.from_dict(self.resumed["config"])
-        net = AcousticNet(cfg)
+    def resumed_net(self, kind: str = "conv") -> tuple:
+        """The network and specs of the checkpoint; RunError unless it holds a network of ``kind``."""
+        saved = self.resumed.get("kind", "conv")
+        if saved != kind:
+            raise RunError(f"{self.out}/checkpoint.pt holds a {saved} model, not a {kind} one; give another --out")
+        net = build_net(config_from_dict(kind, self.resumed["config"]))
         net.load_state_dict(self.resumed["model"])
         return net, ModelSpecs(**self.resumed["specs"])
 
 
-def fit(net: AcousticNet, specs: ModelSpecs, batches: Batches, valid: tuple[list[UttFeatures], list], run: Run,
+def fit(net, specs: ModelSpecs, batches: Batches, valid: tuple[list[UttFeatures], list], run: Run,
         settings: TrainSettings, quiet: bool = False, extra: dict | None = None) -> dict:
-    """The training loop: L1 on random segments, warm-up + cosine learning rate, budget in minutes or epochs,
+    """The training loop: the network's loss on random segments, warm-up + cosine learning rate, budget in minutes or epochs,
     resumable from ``run.resumed`` (checkpoints hold ``extra`` too). Returns the loop's part of the summary."""
     valid_items, valid_speakers = valid
     device, out, resumed = run.device, run.out, run.resumed
@@ -217,11 +235,14 @@ def fit(net: AcousticNet, specs: ModelSpecs, batches: Batches, valid: tuple[list
         opt.load_state_dict(resumed["optimizer"])
         step, seconds = int(resumed["step"]), float(resumed["seconds"])
         rng.bit_generator.state = resumed["rng"]
+        if "torch_rng" in resumed:            # checkpoints of older versions lack it
+            torch.set_rng_state(resumed["torch_rng"])
     total_steps = (math.ceil(settings.epochs * batches.frames / (settings.batch_size * settings.segment_frames))
                    if settings.epochs is not None else None)
     budget = settings.minutes * 60.0 if settings.minutes is not None else None
     log = TrainLog(out / "train_log.jsonl", step if resumed is not None else None)
     n_params = sum(p.numel() for p in net.parameters())
+    train_key = f"train_{net.loss_name}"
     items = batches.items
     if not quiet:
         print(f"{'resuming at step ' + str(step) if resumed else 'training'}: {len(items)} utterances "
@@ -233,7 +254,8 @@ def fit(net: AcousticNet, specs: ModelSpecs, batches: Batches, valid: tuple[list
 
     def save() -> None:
         save_atomic({"model": net.state_dict(), "optimizer": opt.state_dict(), "step": step, "seconds": seconds,
-                     "rng": rng.bit_generator.state, "config": dataclasses.asdict(net.cfg),
+                     "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(), "kind": net.kind,
+                     "config": dataclasses.asdict(net.cfg),
                      "specs": dataclasses.asdict(specs), **(extra or {})}, out / "checkpoint.pt")
 
     session, last_valid, last_ckpt = time.monotonic() - seconds, -math.inf, seconds
@@ -244,7 +266,7 @@ def fit(net: AcousticNet, specs: ModelSpecs, batches: Batches, valid: tuple[list
         for group in opt.param_groups:
             group["lr"] = lr
         content, pitch, spk, mel = (t.to(device) for t in batches.sample(settings.batch_size))
-        loss = (net(content, pitch, spk) - mel).abs().mean()
+        loss = net.loss(content, pitch, spk, mel)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
@@ -254,7 +276,7 @@ def fit(net: AcousticNet, specs: ModelSpecs, batches: Batches, valid: tuple[list
         seconds = time.monotonic() - session
         done = progress() >= 1.0
         if step % settings.log_every == 0 or done:
-            record = {"step": step, "train_l1": round(running / n_running, 5), "lr": lr, "seconds": round(seconds, 1)}
+            record = {"step": step, train_key: round(running / n_running, 5), "lr": lr, "seconds": round(seconds, 1)}
             running, n_running = 0.0, 0
             if valid_items and (seconds - last_valid >= settings.valid_every_s or done):
                 record["valid_l1"] = round(valid_l1(net, valid_items, valid_speakers, device), 5)
@@ -262,18 +284,35 @@ def fit(net: AcousticNet, specs: ModelSpecs, batches: Batches, valid: tuple[list
                 seconds = time.monotonic() - session
             log.add(record)
             if not quiet:
-                print(f"step {step} | train L1 {record['train_l1']:.4f}"
+                print(f"step {step} | train {net.loss_name.upper()} {record[train_key]:.4f}"
                       + (f" | valid L1 {record['valid_l1']:.4f}" if "valid_l1" in record else "")
                       + f" | {seconds / 60:.1f} min | {100 * min(progress(), 1.0):.0f} %", file=sys.stderr, flush=True)
         if seconds - last_ckpt >= settings.checkpoint_every_s or done:
             save()
             last_ckpt = seconds
     return {"steps": step, "train_seconds": round(seconds, 1), "parameters": n_params,
-            "final_train_l1": next((r["train_l1"] for r in reversed(log.records)), None),
+            f"final_{train_key}": next((r[train_key] for r in reversed(log.records)), None),
             "final_valid_l1": next((r["valid_l1"] for r in reversed(log.records) if "valid_l1" in r), None)}
 
 
-def finish(net: AcousticNet, specs: ModelSpecs, run: Run, summary: dict) -> dict:
+def fit_codebook(items: list[UttFeatures], size: int, normalize: bool, seed: int) -> np.ndarray:
+    """k-means codebook of ``size`` rows over (at most :data:`KMEANS_FRAMES`) network-ready content frames."""
+    rng = np.random.default_rng([seed, size])
+    frames = np.concatenate([network_content(it.content[0], normalize) for it in items])
+    if len(frames) > KMEANS_FRAMES:
+        frames = frames[np.sort(rng.choice(len(frames), KMEANS_FRAMES, replace=False))]
+    return kmeans(frames, size, rng)
+
+
+def prepare_dit(net: DiTNet, items: list[UttFeatures], seed: int) -> None:
+    """Fit a fresh DiT backbone's data-dependent parts: the per-bin mel statistics and the content codebook."""
+    mels = np.concatenate([it.mel for it in items]).astype(np.float32)
+    net.set_mel_stats(mels.mean(0), mels.std(0))
+    if net.vq is not None:
+        net.vq.set_codebook(fit_codebook(items, net.cfg.codebook_size, net.cfg.content_norm, seed))
+
+
+def finish(net, specs: ModelSpecs, run: Run, summary: dict) -> dict:
     """Write ``model.pt`` (fp16, ``summary`` as its meta) and ``model.json``; return ``summary``."""
     save_atomic(model_file(net.cpu(), specs, meta=summary), run.out / "model.pt")
     write_text(run.out / "model.json", json.dumps(summary, indent=1) + "\n")
@@ -301,14 +340,15 @@ def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None
 
     run = Run.start(out_dir, settings, device, threads)
     if run.resumed is not None:
-        net, specs = run.resumed_net()
+        net, specs = run.resumed_net(build_net(cfg).kind)
     else:
         net, specs = _initial_net(init, cfg, specs)
     cfg = net.cfg
     extractor = Extractor(specs, cache_dir or default_cache_dir(), settings.seed)
-    if run.resumed is None and not init:
+    fresh = run.resumed is None and not init
+    if fresh:
         cfg = dataclasses.replace(cfg, content_dim=extractor.encoder.dim, speaker_dim=extractor.speaker.dim)
-        net = AcousticNet(cfg)
+        net = build_net(cfg)
     check_dims(cfg, extractor)
     train_items, skipped, train_secs = extract_dirs(train_dirs, extractor, settings.n_perturb, quiet=quiet)
     valid_items, valid_skipped, valid_secs = (extract_dirs([valid_dir], extractor, 0, limit=settings.max_valid,
@@ -316,6 +356,8 @@ def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None
                                               else ([], [], 0.0))
     if not train_items:
         raise RunError(f"no usable training utterance in {', '.join(train_dirs)} ({len(skipped)} skipped)")
+    if fresh and isinstance(net, DiTNet):
+        prepare_dit(net, train_items, settings.seed)
     batches = Batches(train_items, cfg, settings.segment_frames, np.random.default_rng(settings.seed))
     loop = fit(net, specs, batches, (valid_items, speaker_means(valid_items)), run, settings, quiet)
     return finish(net, specs, run, {

@@ -19,17 +19,11 @@ import numpy as np
 import torch
 
 from voxanon.errors import ConfigError, RunError
-from voxanon.models.acoustic.features import network_content
 from voxanon.models.acoustic.inference import ModelSpecs
 from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
-from voxanon.models.acoustic.vq import kmeans
 from voxanon.pipelines.acoustic_features import Extractor, UttFeatures, extract, list_utterances
 from voxanon.pipelines.train_acoustic import (Batches, Run, TrainSettings, check_dims, data_summary, finish, fit,
-                                              load_init)
-
-#: content frames drawn for the k-means codebook
-KMEANS_FRAMES = 20000
-
+                                              fit_codebook, load_init)
 
 def hold_out(todo: list[tuple[str, str, str]], n: int) -> tuple[list, list]:
     """Split ``(utt, speaker, entry)`` rows into (train, valid): the last utterance of up to ``n`` speakers with at
@@ -42,15 +36,6 @@ def hold_out(todo: list[tuple[str, str, str]], n: int) -> tuple[list, list]:
         if many and n > 0 else []
     valid = {by_spk[s][-1] for s in chosen}
     return [r for i, r in enumerate(todo) if i not in valid], [todo[i] for i in sorted(valid)]
-
-
-def fit_codebook(items: list[UttFeatures], size: int, normalize: bool, seed: int) -> np.ndarray:
-    """k-means codebook of ``size`` rows over (at most :data:`KMEANS_FRAMES`) network-ready content frames."""
-    rng = np.random.default_rng([seed, size])
-    frames = np.concatenate([network_content(it.content[0], normalize) for it in items])
-    if len(frames) > KMEANS_FRAMES:
-        frames = frames[np.sort(rng.choice(len(frames), KMEANS_FRAMES, replace=False))]
-    return kmeans(frames, size, rng)
 
 
 def speaker_rows(items: list[UttFeatures], speakers: list[str]) -> np.ndarray:

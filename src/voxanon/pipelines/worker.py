@@ -24,6 +24,7 @@ Lifeline
 from __future__ import annotations
 
 import errno
+import json
 import sys
 from pathlib import Path
 from typing import NamedTuple
@@ -31,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, utterance_rng
+from voxanon.atomic import write_text
 from voxanon.audio.io import load_audio, resample, write_wav
 from voxanon.audio.wavcheck import wav_truncation
 from voxanon.dsp.limiter import limit_peaks
@@ -38,6 +40,11 @@ from voxanon.heap import release_free_memory
 
 #: errors of an output write after which no other write can succeed
 FATAL_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+
+
+def report_path(out: Path) -> Path:
+    """Where the report of a method (:meth:`Anonymizer.report`) on an output wav goes: ``<utt>.json`` beside it."""
+    return out.with_suffix(".json")
 
 
 class Task(NamedTuple):
@@ -100,6 +107,7 @@ def _anonymize_task(anonymizer: Anonymizer, task: Task, seed: int | str, limiter
             wav, sr = resample(wav, sr, anonymizer.sample_rate), anonymizer.sample_rate
         out, out_sr = anonymizer.process(wav, sr, utterance_rng(seed, task.key))
         out, out_sr = np.asarray(out), int(out_sr)
+        report = anonymizer.report()
         clipping = _clipping_warning(out, limiter) if out.ndim == 1 else None
         if clipping:
             warnings.append(clipping)
@@ -108,6 +116,8 @@ def _anonymize_task(anonymizer: Anonymizer, task: Task, seed: int | str, limiter
     except Exception as exc:  # one bad utterance must not stop the corpus
         return Result(task, 0.0, 0.0, f"{type(exc).__name__}: {exc}")
     try:
+        if report is not None:  # before the wav: an output that exists has its report
+            write_text(report_path(task.out), json.dumps(report, indent=1) + "\n")
         write_wav(task.out, out, out_sr)
     except OSError as exc:
         return Result(task, 0.0, 0.0, f"cannot write {task.out}: {exc.strerror or exc}",

@@ -1,4 +1,5 @@
-"""``AcousticModel``: a trained :class:`AcousticNet` with the encoders and vocoder it was trained against."""
+"""``AcousticModel``: a trained acoustic network (``conv`` or ``dit``) with the encoders and vocoder it was
+trained against."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import torch
 
 from voxanon.errors import ModelError
 from voxanon.models.acoustic.features import SourceFeatures, network_content, source_features
-from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
+from voxanon.models.acoustic.networks import build_net, config_from_dict
 from voxanon.models.checkpoint import check_state_keys, load_checkpoint
 
 #: the ``format`` field of a shipped acoustic model file
@@ -30,25 +31,26 @@ class ModelSpecs:
     vocoder: str = "hifigan-universal"
 
 
-def model_file(net: AcousticNet, specs: ModelSpecs, meta: dict | None = None, half: bool = True) -> dict:
-    """The saved form of a model: format, config, specs, ``meta`` and the (fp16 by default) state dict."""
+def model_file(net, specs: ModelSpecs, meta: dict | None = None, half: bool = True) -> dict:
+    """The saved form of a model: format, network kind, config, specs, ``meta`` and the (fp16 by default) state
+    dict."""
     state = {k: (v.detach().half() if half and v.is_floating_point() else v.detach()).cpu().clone()
              for k, v in net.state_dict().items()}
-    return {"format": FORMAT, "config": dataclasses.asdict(net.cfg), "specs": dataclasses.asdict(specs),
+    return {"format": FORMAT, "kind": net.kind, "config": dataclasses.asdict(net.cfg), "specs": dataclasses.asdict(specs),
             "meta": meta or {}, "state": state}
 
 
-def net_from_file(saved: dict, what: str) -> tuple[AcousticNet, ModelSpecs, dict]:
+def net_from_file(saved: dict, what: str) -> tuple:
     """Rebuild the network (fp32) of :func:`model_file`'s dict, checking format and every key's shape."""
     if not isinstance(saved, dict) or saved.get("format") != FORMAT:
         raise AcousticError(f"{what}: not a voxanon acoustic model (format {FORMAT}); "
                             "train one with 'voxanon train acoustic'")
     try:
-        cfg = AcousticConfig.from_dict(saved["config"])
+        cfg = config_from_dict(saved.get("kind", "conv"), saved["config"])
         specs = ModelSpecs(**saved["specs"])
     except (KeyError, TypeError, ValueError) as exc:
         raise AcousticError(f"{what}: bad config: {exc}") from None
-    net = AcousticNet(cfg)
+    net = build_net(cfg)
     expected = {k: tuple(v.shape) for k, v in net.state_dict().items()}
     check_state_keys(saved["state"], expected, what, AcousticError, "the file was written by another model layout")
     net.load_state_dict({k: v.float() for k, v in saved["state"].items()})
@@ -62,11 +64,11 @@ class AcousticModel:
     ----------
     content_spec, speaker_spec, vocoder_spec : the specs of the models it was trained against
     device : torch device the network runs on
-    config : the network's :class:`AcousticConfig`
+    config : the network's config (:class:`AcousticConfig` or :class:`DiTConfig`)
     meta : what the training recorded (command, data, losses)
     """
 
-    def __init__(self, net: AcousticNet, specs: ModelSpecs, device: str = "cpu", meta: dict | None = None,
+    def __init__(self, net, specs: ModelSpecs, device: str = "cpu", meta: dict | None = None,
                  name: str = "") -> None:
         self.device = torch.device(device)
         self.net = net.to(self.device).eval()
@@ -106,14 +108,19 @@ class AcousticModel:
         return source_features(wav, sr, self.encoder(), rate=vocoder.sample_rate, hop=vocoder.hop_length)
 
     @property
+    def kind(self) -> str:
+        """The network's architecture: ``conv`` or ``dit``."""
+        return self.net.kind
+
+    @property
     def n_speakers(self) -> int:
         """Size of the model's speaker table (0: the model takes speaker embeddings)."""
-        return self.config.n_speakers
+        return getattr(self.config, "n_speakers", 0)
 
     def speaker_input(self, speaker) -> torch.Tensor:
         """The network's ``(1, ...)`` speaker input: an embedding ``(speaker_dim,)`` or a table index."""
         what = self.name or "acoustic model"
-        if self.config.n_speakers:
+        if self.n_speakers:
             if not isinstance(speaker, (int, np.integer)) or not 0 <= speaker < self.config.n_speakers:
                 raise AcousticError(f"{what}: speaker {speaker!r} is not an index of its table of "
                                     f"{self.config.n_speakers} training speakers (0..{self.config.n_speakers - 1})")
@@ -125,15 +132,16 @@ class AcousticModel:
         return torch.as_tensor(emb, device=self.device)[None]
 
     @torch.inference_mode()
-    def mel(self, features: SourceFeatures, speaker) -> np.ndarray:
+    def mel(self, features: SourceFeatures, speaker, sampling=None) -> np.ndarray:
         """``(T, n_mels)`` float32 log-mels of ``features`` in the voice of ``speaker``: an embedding
-        ``(dim,)``, or the index of a training speaker for a model with a speaker table."""
+        ``(dim,)``, or the index of a training speaker for a model with a speaker table. ``sampling``: the
+        ODE settings of a ``dit`` model (:class:`~voxanon.models.acoustic.dit.Sampling`; None: its defaults)."""
         spk = self.speaker_input(speaker)
         content = network_content(features.content, self.config.content_norm)
         as_t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float32), device=self.device)[None]  # noqa: E731
-        return self.net(as_t(content), as_t(features.pitch), spk)[0].float().cpu().numpy()
+        return self.net.generate(as_t(content), as_t(features.pitch), spk, sampling)[0].float().cpu().numpy()
 
-    def convert(self, wav: np.ndarray, sr: int, speaker) -> tuple[np.ndarray, int]:
+    def convert(self, wav: np.ndarray, sr: int, speaker, sampling=None) -> tuple[np.ndarray, int]:
         """``wav`` re-synthesised in the voice of ``speaker`` (see :meth:`mel`): (waveform, vocoder rate)."""
         vocoder = self.vocoder()
-        return vocoder.synthesize(self.mel(self.features(wav, sr), speaker)), vocoder.sample_rate
+        return vocoder.synthesize(self.mel(self.features(wav, sr), speaker, sampling)), vocoder.sample_rate

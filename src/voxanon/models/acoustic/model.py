@@ -19,8 +19,21 @@ from torch import nn
 from voxanon.models.acoustic.vq import VectorQuantizer
 
 
+class NetConfig:
+    """Base of the network configs: reading one back from its saved dict."""
+
+    @classmethod
+    def from_dict(cls, d: Mapping):
+        """The config saved by :func:`dataclasses.asdict` (lists back to tuples; unknown keys rejected)."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - fields)
+        if unknown:
+            raise ValueError(f"unknown {cls.__name__} key(s): {', '.join(unknown)}")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+
+
 @dataclasses.dataclass(frozen=True)
-class AcousticConfig:
+class AcousticConfig(NetConfig):
     """Sizes of :class:`AcousticNet` and how its inputs are prepared.
 
     Attributes
@@ -44,15 +57,6 @@ class AcousticConfig:
     content_norm: bool = True
     codebook_size: int = 0
     n_speakers: int = 0
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> AcousticConfig:
-        """The config saved by :func:`dataclasses.asdict` (lists back to tuples; unknown keys rejected)."""
-        fields = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - fields)
-        if unknown:
-            raise ValueError(f"unknown acoustic config key(s): {', '.join(unknown)}")
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
 
 
 class FilmBlock(nn.Module):
@@ -81,6 +85,11 @@ class AcousticNet(nn.Module):
     ``speaker`` is an embedding ``(B, S)``, or with ``cfg.n_speakers`` an int64 ``(B,)`` index into the table.
     """
 
+    #: architecture name in model files (see :mod:`voxanon.models.acoustic.networks`)
+    kind = "conv"
+    #: name of the training loss (``train_l1`` in the training log)
+    loss_name = "l1"
+
     def __init__(self, cfg: AcousticConfig) -> None:
         super().__init__()
         self.cfg = cfg
@@ -101,3 +110,16 @@ class AcousticNet(nn.Module):
         for block in self.blocks:
             x = block(x, speaker)
         return self.mel_out(self.norm(x.transpose(1, 2)))
+
+    def loss(self, content: torch.Tensor, pitch: torch.Tensor, speaker: torch.Tensor,
+             mel: torch.Tensor) -> torch.Tensor:
+        """Training loss: mean L1 between the predicted and the target log-mels ``(B, T, n_mels)``."""
+        return (self(content, pitch, speaker) - mel).abs().mean()
+
+    def generate(self, content: torch.Tensor, pitch: torch.Tensor, speaker: torch.Tensor,
+                 sampling=None) -> torch.Tensor:
+        """The log-mels of the inputs; the network is deterministic, so ``sampling`` must be None."""
+        if sampling is not None:
+            raise ValueError("the conv acoustic model is deterministic: it takes no sampling options "
+                             "(steps, solver, guidance, seed belong to the dit backbone)")
+        return self(content, pitch, speaker)

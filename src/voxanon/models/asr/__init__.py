@@ -16,6 +16,9 @@ Backends (``load_asr(spec)``):
     A wav2vec2 CTC model loaded with transformers (the VPC evaluation ASR class,
     e.g. ``facebook/wav2vec2-large-960h-lv60-self``); a hub name needs the
     model in the local Hugging Face cache or a network connection.
+``ctc:<model.pt>``
+    A character CTC model trained here (:mod:`voxanon.models.asr.ctc`, e.g.
+    by the ASR learnability evaluation), greedy decoding.
 
 Every backend decodes 16 kHz audio; :meth:`AsrBackend.transcribe` resamples.
 """
@@ -35,7 +38,7 @@ def load_asr(spec: str = DEFAULT_ASR, *, device: str = "cpu", threads: int = 0) 
 
     Parameters
     ----------
-    spec : ``whisper-tiny``, ``pocketsphinx`` or ``wav2vec2:<dir or hub name>``
+    spec : ``whisper-tiny``, ``pocketsphinx``, ``wav2vec2:<dir or hub name>`` or ``ctc:<model.pt>``
     device : ``cpu`` or ``cuda`` (whisper and wav2vec2)
     threads : CPU threads (0: the library default)
     """
@@ -51,4 +54,9 @@ def load_asr(spec: str = DEFAULT_ASR, *, device: str = "cpu", threads: int = 0) 
         from voxanon.models.asr.wav2vec2 import Wav2Vec2Backend
 
         return Wav2Vec2Backend(spec[len("wav2vec2:"):], device=device, threads=threads)
-    raise AsrError(f"unknown ASR backend {spec!r}; use whisper-tiny, pocketsphinx or wav2vec2:<dir or hub name>")
+    if spec.startswith("ctc:") and len(spec) > len("ctc:"):
+        from voxanon.models.asr.ctc import CtcAsr
+
+        return CtcAsr(spec[len("ctc:"):], device=device)
+    raise AsrError(f"unknown ASR backend {spec!r}; use whisper-tiny, pocketsphinx, wav2vec2:<dir or hub name> "
+                   "or ctc:<model.pt>")

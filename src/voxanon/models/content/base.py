@@ -43,6 +43,20 @@ class ContentEncoder(ABC):
 
         return self.encode_batch([resample(np.asarray(wav, dtype=np.float32), sr, self.sample_rate)])[0]
 
+    def encode_segments(self, wavs):
+        """Differentiable ``(B, T, dim)`` torch features of ``(B, N)`` equal-length 16 kHz segments, each encoded
+        on its own (a short window, no padding to a long one): for training losses on short random segments."""
+        raise ContentError(f"{type(self).__name__} cannot encode segments differentiably")
+
+    def to(self, device) -> ContentEncoder:
+        """Move the encoder's torch modules to ``device``; returns ``self``."""
+        import torch
+
+        for value in vars(self).values():
+            if isinstance(value, torch.nn.Module):
+                value.to(device)
+        return self
+
     def check_layer(self, layer: int) -> int:
         """``layer`` if it exists (negative counts from the last), else ContentError."""
         if not -self.n_layers - 1 <= layer <= self.n_layers:

@@ -79,6 +79,10 @@ class HfContent(ContentEncoder):
         feats = torch.nn.utils.rnn.pad_sequence(parts, batch_first=True)
         return stitch_windows(feats, n, self.window // self.stride, self.hop // self.stride)
 
+    def encode_segments(self, wavs: torch.Tensor) -> torch.Tensor:
+        """Features of ``(B, N)`` equal-length segments (no padding, so no mask is needed)."""
+        return self.model(wavs, output_hidden_states=True).hidden_states[self.layer]
+
     @torch.inference_mode()
     def encode_batch(self, wavs: list[np.ndarray]) -> list[np.ndarray]:
         return [self.encode_tensor(torch.from_numpy(np.asarray(w, dtype=np.float32))).numpy() for w in wavs]

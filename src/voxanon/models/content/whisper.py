@@ -170,6 +170,7 @@ class WhisperContent(ContentEncoder):
         self.logmel = LogMel(encoder.conv1.in_channels)
         self.debias = debias
         self._baseline: torch.Tensor | None = None
+        self._short_baselines: dict[int, torch.Tensor] = {}
 
     def baseline(self) -> torch.Tensor:
         """``(1500, dim)`` features of a silent 30 s window at the chosen layer (positions only)."""
@@ -200,6 +201,19 @@ class WhisperContent(ContentEncoder):
             k += len(windows)
             out.append(stitch_windows(per, n, WINDOW_FRAMES // 2, WINDOW_HOP // 2))
         return out
+
+    def encode_segments(self, wavs: torch.Tensor) -> torch.Tensor:
+        """Features of ``(B, N)`` short segments in windows of their own length (Whisper's positions ``0..T``);
+        with ``debias`` the response to a silent segment of that length is subtracted."""
+        feats = self.model(self.logmel(wavs), upto=self.layer)[self.layer]
+        if self.debias:
+            n = wavs.shape[-1]
+            if n not in self._short_baselines:
+                with torch.no_grad():
+                    silent = self.logmel(torch.zeros(1, n, device=wavs.device))
+                    self._short_baselines[n] = self.model(silent, upto=self.layer)[self.layer][0]
+            feats = feats - self._short_baselines[n].to(wavs.device)
+        return feats
 
     @torch.inference_mode()
     def encode_batch(self, wavs: list[np.ndarray]) -> list[np.ndarray]:

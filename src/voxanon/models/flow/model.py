@@ -11,15 +11,25 @@ from torch import nn
 from voxanon.models.flow.solvers import integrate
 
 
+def time_frequencies(dim: int) -> torch.Tensor:
+    """The ``dim // 2`` frequencies of :func:`time_embedding`, geometric from 1 down to 1/1000."""
+    half = dim // 2
+    return torch.exp(-math.log(1000.0) * torch.arange(half) / max(half - 1, 1))
+
+
+def time_embedding(t: torch.Tensor, freqs: torch.Tensor) -> torch.Tensor:
+    """Sinusoidal embedding ``[sin(1000 t f), cos(1000 t f)]`` of times ``t`` (B,) in [0, 1]."""
+    angles = 1000.0 * t[:, None] * freqs[None, :]
+    return torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
+
+
 class VelocityField(nn.Module):
     """MLP ``v(x, t)``: ``[x, sinusoidal(t)]`` through ``layers`` hidden SiLU layers of width ``hidden``."""
 
     def __init__(self, dim: int, hidden: int = 512, layers: int = 3, time_dim: int = 64):
         super().__init__()
         self.config = {"dim": dim, "hidden": hidden, "layers": layers, "time_dim": time_dim}
-        half = time_dim // 2
-        self.register_buffer("freqs", torch.exp(-math.log(1000.0) * torch.arange(half) / max(half - 1, 1)),
-                             persistent=False)
+        self.register_buffer("freqs", time_frequencies(time_dim), persistent=False)
         blocks: list[nn.Module] = []
         width = dim + time_dim
         for _ in range(layers):
@@ -28,14 +38,9 @@ class VelocityField(nn.Module):
         blocks.append(nn.Linear(width, dim))
         self.net = nn.Sequential(*blocks)
 
-    def time_embedding(self, t: torch.Tensor) -> torch.Tensor:
-        """Sinusoidal embedding ``[sin(1000 t f), cos(1000 t f)]`` of times ``t`` (B,) in [0, 1]."""
-        angles = 1000.0 * t[:, None] * self.freqs[None, :]
-        return torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
-
     def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         """Velocity at points ``x`` (B, D) and times ``t`` (B,)."""
-        return self.net(torch.cat([x, self.time_embedding(t)], dim=1))
+        return self.net(torch.cat([x, time_embedding(t, self.freqs)], dim=1))
 
 
 class EmbeddingFlow:

@@ -88,6 +88,12 @@ PRESETS = {
                         resblock_dilation_sizes=((1, 2), (2, 6), (3, 12))),
     "knnvc": HifiganConfig(upsample_rates=(10, 8, 2, 2), upsample_kernel_sizes=(20, 16, 4, 4), hop_size=320,
                            sampling_rate=16000, hubert_dim=1024, hifi_dim=512),
+    #: V1 at 16 kHz with a 10 ms hop (the second upsampling 5 instead of 8); starts from V1 by :func:`retime_state`
+    "v1-16k": HifiganConfig(upsample_rates=(8, 5, 2, 2), upsample_kernel_sizes=(16, 10, 4, 4), hop_size=160,
+                            n_fft=640, win_size=640, sampling_rate=16000),
+    #: V2's width (128 channels, 0.9 M parameters) with v1-16k's rates: small from-scratch runs and tests
+    "v2-16k": HifiganConfig(upsample_rates=(8, 5, 2, 2), upsample_kernel_sizes=(16, 10, 4, 4), hop_size=160,
+                            n_fft=640, win_size=640, sampling_rate=16000, upsample_initial_channel=128),
 }
 
 
@@ -143,6 +149,7 @@ class Generator(nn.Module):
         self.conv_post = nn.Conv1d(ch // 2 ** len(cfg.upsample_rates), 1, 7, padding=3)
 
     def forward(self, mel: torch.Tensor) -> torch.Tensor:
+        length = mel.shape[-1] * self.cfg.hop_size  # an odd kernel - rate (v1-16k's 10 - 5) adds a sample at the end
         if self.lin_pre is not None:
             mel = self.lin_pre(mel.transpose(1, 2)).transpose(1, 2)
         x = self.conv_pre(mel)
@@ -154,7 +161,7 @@ class Generator(nn.Module):
             for b in blocks[1:]:
                 xs = xs + b(x)
             x = xs / n
-        return torch.tanh(self.conv_post(F.leaky_relu(x)))
+        return torch.tanh(self.conv_post(F.leaky_relu(x)))[..., :length]
 
 
 def fold_weight_norm(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -176,6 +183,27 @@ def fold_weight_norm(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tenso
     orphans = [k for k in state if k.endswith(".weight_g") and k[:-1] + "v" not in state]
     if orphans:
         raise VocoderError(f"HiFi-GAN checkpoint: {orphans[0]} has no matching weight_v")
+    return out
+
+
+def retime_state(state: Mapping[str, torch.Tensor], src: HifiganConfig,
+                 dst: HifiganConfig) -> dict[str, torch.Tensor]:
+    """A generator state of config ``src`` adapted to ``dst``, which differs only in upsampling rates and kernels.
+
+    Each transposed-convolution kernel whose length changes is stretched to the new length (linear
+    interpolation) and scaled by ``old rate / new rate``, so every stage keeps its kernel overlap and gain; the
+    rest is copied. A starting point for fine-tuning (the universal V1 retimed to ``v1-16k`` still speaks).
+    """
+    if len(src.upsample_rates) != len(dst.upsample_rates) or dataclasses.replace(
+            src, upsample_rates=dst.upsample_rates, upsample_kernel_sizes=dst.upsample_kernel_sizes,
+            hop_size=dst.hop_size, sampling_rate=dst.sampling_rate, n_fft=dst.n_fft, win_size=dst.win_size) != dst:
+        raise VocoderError("retime_state: the two configs differ in more than upsampling rates and kernels")
+    out = dict(state)
+    for i, (k, u) in enumerate(zip(dst.upsample_kernel_sizes, dst.upsample_rates)):
+        w = state[f"ups.{i}.weight"]
+        if w.shape[-1] != k:
+            out[f"ups.{i}.weight"] = F.interpolate(w.float(), size=k, mode="linear", align_corners=True) * (
+                src.upsample_rates[i] / u)
     return out
 
 

@@ -81,8 +81,8 @@ def _render_order(plan: Plan) -> list:
     return sorted(plan.jobs, key=lambda j: (rank[j.utt], j.utt))
 
 
-def _render_all(plan: Plan, root: Path, jobs: int, quiet: bool) -> dict[str, float]:
-    todo = _render_order(plan)
+def render_jobs(todo: list, root: Path, jobs: int, quiet: bool) -> dict[str, float]:
+    """Render ``todo`` (UttJobs) under ``root`` in ``jobs`` processes; duration of each utterance by id."""
     progress = Progress(len(todo), "synthesizing", quiet=quiet)
     durations: dict[str, float] = {}
     if jobs <= 1:
@@ -213,7 +213,7 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
     root = Path(root).resolve()
     plan = plan_corpus(_speakers(engine, spec, seed, voices), load_sentences(), spec, seed)
     _claim(root, _settings(plan))
-    durations = _render_all(plan, root, jobs or os.cpu_count() or 1, quiet)
+    durations = render_jobs(_render_order(plan), root, jobs or os.cpu_count() or 1, quiet)
     dirs = data_dirs(plan, str(root), durations)
     real_info = None
     if real:

@@ -1,0 +1,239 @@
+"""The F3-VA backbone: a Diffusion Transformer (DiT) conditional flow-matching model on HiFi-GAN log-mels.
+
+Inputs per frame (all at the vocoder's frame rate): the noisy mel ``x_t``, the
+(per-utterance normalised, optionally k-means vector-quantised) content frames
+and the normalised pitch (semitones re 440 Hz minus the utterance median, and
+voicing); each is projected to the model width and the projections are summed,
+then mixed locally by a depthwise convolution. ``depth`` transformer blocks
+follow, each with self-attention whose queries and keys carry rotary position
+embeddings (RoPE) and adaLN-Zero conditioning (per-block shift, scale and gate
+from the sum of a flow-time embedding and the projected speaker embedding).
+
+Training (conditional flow matching, Lipman et al. 2023): with ``x1`` the
+target mel standardised per bin, ``x0 ~ N(0, I)``, ``t ~ U(0, 1)``,
+``x_t = (1 - (1 - sigma_min) t) x0 + t x1``, the network regresses the velocity
+``x1 - (1 - sigma_min) x0``. With ``cfg_dropout`` > 0 the conditions (content,
+pitch and speaker together) are dropped for that fraction of the batch, so the
+same network also gives the unconditional velocity for classifier-free guidance.
+Inference integrates ``dx/dt = v`` from noise at t = 0 to t = 1 with the shared
+fixed-step solvers of :mod:`voxanon.models.flow.solvers`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from voxanon.models.acoustic.model import NetConfig
+from voxanon.models.acoustic.vq import VectorQuantizer
+from voxanon.models.flow.model import time_embedding, time_frequencies
+from voxanon.models.flow.solvers import integrate
+
+
+@dataclasses.dataclass(frozen=True)
+class DiTConfig(NetConfig):
+    """Sizes of :class:`DiTNet` and its flow-matching options (the defaults: the small CPU configuration).
+
+    Attributes
+    ----------
+    content_dim, speaker_dim, n_mels : input and output sizes
+    width, depth, heads : transformer width, number of blocks, attention heads (``width % heads == 0``,
+        head size even for RoPE)
+    ff_mult : feed-forward hidden size in multiples of ``width``
+    conv_kernel : kernel of the depthwise convolution that mixes neighbouring input frames
+    content_norm : normalise content per utterance before the network (as the conv model)
+    codebook_size : > 0: quantise the content to the nearest of this many k-means codewords (the bottleneck)
+    sigma_min : the CFM path's noise floor at t = 1
+    cfg_dropout : fraction of training rows whose conditions are dropped (0: no classifier-free guidance)
+    rope_base : base of the rotary embedding frequencies
+    """
+
+    content_dim: int = 384
+    speaker_dim: int = 256
+    n_mels: int = 80
+    width: int = 192
+    depth: int = 4
+    heads: int = 3
+    ff_mult: int = 2
+    conv_kernel: int = 9
+    content_norm: bool = True
+    codebook_size: int = 64
+    sigma_min: float = 1e-5
+    cfg_dropout: float = 0.1
+    rope_base: float = 10000.0
+
+    def __post_init__(self) -> None:
+        head = self.width // max(self.heads, 1)
+        if self.heads < 1 or self.width % self.heads or head % 2:
+            raise ValueError(f"width {self.width} must split into {self.heads} heads of an even size")
+        if self.depth < 1 or self.ff_mult < 1 or self.conv_kernel < 1 or self.conv_kernel % 2 == 0:
+            raise ValueError(f"depth and ff_mult must be >= 1 and conv_kernel odd, got {self.depth}, "
+                             f"{self.ff_mult}, {self.conv_kernel}")
+        if not 0.0 <= self.cfg_dropout < 1.0 or not 0.0 <= self.sigma_min < 1.0:
+            raise ValueError(f"cfg_dropout and sigma_min must lie in [0, 1), got {self.cfg_dropout}, {self.sigma_min}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Sampling:
+    """How :meth:`DiTNet.generate` integrates the ODE: ``steps`` of ``solver`` (euler, midpoint, rk4),
+    classifier-free ``guidance`` scale (0: off) and the ``seed`` of the starting noise."""
+
+    steps: int = 16
+    solver: str = "euler"
+    guidance: float = 0.0
+    seed: int = 0
+
+
+def rope(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
+    """Rotary position embedding of ``x`` (B, H, T, Dh): pair ``(2i, 2i+1)`` of frame ``n`` rotated by
+    ``n * base ** (-2i / Dh)``, so that ``rope(q) . rope(k)`` depends on positions only through their difference."""
+    n, dh = x.shape[-2], x.shape[-1]
+    freqs = base ** (-torch.arange(0, dh, 2, device=x.device, dtype=torch.float32) / dh)
+    angles = torch.arange(n, device=x.device, dtype=torch.float32)[:, None] * freqs[None, :]
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention with RoPE on queries and keys."""
+
+    def __init__(self, width: int, heads: int, rope_base: float) -> None:
+        super().__init__()
+        self.heads, self.rope_base = heads, rope_base
+        self.qkv = nn.Linear(width, 3 * width)
+        self.out = nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, w = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, w // self.heads).permute(2, 0, 3, 1, 4)
+        h = F.scaled_dot_product_attention(rope(q, self.rope_base), rope(k, self.rope_base), v)
+        return self.out(h.transpose(1, 2).reshape(b, t, w))
+
+
+def cfm_path(x0: torch.Tensor, x1: torch.Tensor, t: torch.Tensor, sigma_min: float) -> tuple[torch.Tensor, ...]:
+    """The CFM point ``x_t = (1 - (1 - sigma_min) t) x0 + t x1`` between noise ``x0`` and data ``x1`` (B, T, F) at
+    times ``t`` (B,), and its velocity ``x1 - (1 - sigma_min) x0`` (the regression target)."""
+    t = t[:, None, None]
+    return (1 - (1 - sigma_min) * t) * x0 + t * x1, x1 - (1 - sigma_min) * x0
+
+
+def modulate(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """adaLN: ``x * (1 + scale) + shift`` with per-row ``(B, 1, W)`` shift and scale."""
+    return x * (1 + scale) + shift
+
+
+class DiTBlock(nn.Module):
+    """Pre-norm transformer block with adaLN-Zero conditioning: gates start at 0, so the block starts as identity."""
+
+    def __init__(self, width: int, heads: int, ff_mult: int, rope_base: float) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(width, elementwise_affine=False, eps=1e-6)
+        self.attn = Attention(width, heads, rope_base)
+        self.norm2 = nn.LayerNorm(width, elementwise_affine=False, eps=1e-6)
+        self.ff = nn.Sequential(nn.Linear(width, ff_mult * width), nn.GELU(approximate="tanh"),
+                                nn.Linear(ff_mult * width, width))
+        self.ada = nn.Sequential(nn.SiLU(), nn.Linear(width, 6 * width))
+        nn.init.zeros_(self.ada[1].weight)
+        nn.init.zeros_(self.ada[1].bias)
+
+    def forward(self, x: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
+        """``x`` (B, T, W), ``cond`` (B, W) -> (B, T, W)."""
+        shift1, scale1, gate1, shift2, scale2, gate2 = self.ada(cond)[:, None].chunk(6, dim=-1)
+        x = x + gate1 * self.attn(modulate(self.norm1(x), shift1, scale1))
+        return x + gate2 * self.ff(modulate(self.norm2(x), shift2, scale2))
+
+
+class DiTNet(nn.Module):
+    """The velocity field ``v(x_t, t | content (B, T, D), pitch (B, T, 2), speaker (B, S))`` on standardised mels.
+
+    ``mel_mean``/``mel_std`` (buffers, set by training from the training mels) map between log-mels and the
+    standardised space the flow runs in; :meth:`loss` and :meth:`generate` take and give plain log-mels.
+    """
+
+    #: architecture name in model files (see :mod:`voxanon.models.acoustic.networks`)
+    kind = "dit"
+    #: name of the training loss (``train_cfm`` in the training log)
+    loss_name = "cfm"
+
+    def __init__(self, cfg: DiTConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        w = cfg.width
+        self.vq = VectorQuantizer(cfg.codebook_size, cfg.content_dim) if cfg.codebook_size else None
+        self.register_buffer("mel_mean", torch.zeros(cfg.n_mels))
+        self.register_buffer("mel_std", torch.ones(cfg.n_mels))
+        self.register_buffer("freqs", time_frequencies(w), persistent=False)
+        self.x_in = nn.Linear(cfg.n_mels, w)
+        self.content_in = nn.Linear(cfg.content_dim, w)
+        self.pitch_in = nn.Linear(2, w)
+        self.mix = nn.Conv1d(w, w, cfg.conv_kernel, padding=cfg.conv_kernel // 2, groups=w)
+        self.time_mlp = nn.Sequential(nn.Linear(w, w), nn.SiLU(), nn.Linear(w, w))
+        self.speaker_in = nn.Linear(cfg.speaker_dim, w)
+        self.blocks = nn.ModuleList(DiTBlock(w, cfg.heads, cfg.ff_mult, cfg.rope_base) for _ in range(cfg.depth))
+        self.norm_out = nn.LayerNorm(w, elementwise_affine=False, eps=1e-6)
+        self.ada_out = nn.Sequential(nn.SiLU(), nn.Linear(w, 2 * w))
+        self.mel_out = nn.Linear(w, cfg.n_mels)
+        for layer in (self.ada_out[1], self.mel_out):
+            nn.init.zeros_(layer.weight)
+            nn.init.zeros_(layer.bias)
+
+    def set_mel_stats(self, mean: np.ndarray, std: np.ndarray) -> None:
+        """Install the per-bin mean and standard deviation of the training log-mels."""
+        self.mel_mean.copy_(torch.as_tensor(np.asarray(mean, dtype=np.float32)))
+        self.mel_std.copy_(torch.as_tensor(np.maximum(np.asarray(std, dtype=np.float32), 1e-3)))
+
+    def conditions(self, content: torch.Tensor, pitch: torch.Tensor, speaker: torch.Tensor,
+                   keep: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Projected frame conditions (B, T, W) and speaker vector (B, W); rows with ``keep`` 0 get none."""
+        if self.vq is not None:
+            content = self.vq(content)[0]
+        frames, spk = self.content_in(content) + self.pitch_in(pitch), self.speaker_in(speaker)
+        if keep is not None:
+            frames, spk = frames * keep[:, None, None], spk * keep[:, None]
+        return frames, spk
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor, frames: torch.Tensor, spk: torch.Tensor) -> torch.Tensor:
+        """Velocity (B, T, n_mels) at standardised mels ``x`` and times ``t`` (B,), given :meth:`conditions`."""
+        h = self.x_in(x) + frames
+        h = h + F.gelu(self.mix(h.transpose(1, 2)).transpose(1, 2))
+        cond = self.time_mlp(time_embedding(t, self.freqs)) + spk
+        for block in self.blocks:
+            h = block(h, cond)
+        shift, scale = self.ada_out(cond)[:, None].chunk(2, dim=-1)
+        return self.mel_out(modulate(self.norm_out(h), shift, scale))
+
+    def loss(self, content: torch.Tensor, pitch: torch.Tensor, speaker: torch.Tensor,
+             mel: torch.Tensor) -> torch.Tensor:
+        """The conditional flow-matching loss (see the module docstring) on a batch of target log-mels."""
+        x1 = (mel - self.mel_mean) / self.mel_std
+        b = len(x1)
+        t = torch.rand(b, device=x1.device)
+        xt, target = cfm_path(torch.randn_like(x1), x1, t, self.cfg.sigma_min)
+        keep = (torch.rand(b, device=x1.device) >= self.cfg.cfg_dropout).to(x1.dtype) if self.cfg.cfg_dropout else None
+        return F.mse_loss(self(xt, t, *self.conditions(content, pitch, speaker, keep)), target)
+
+    @torch.no_grad()
+    def generate(self, content: torch.Tensor, pitch: torch.Tensor, speaker: torch.Tensor,
+                 sampling: Sampling | None = None) -> torch.Tensor:
+        """Log-mels (B, T, n_mels): the ODE integrated from seeded N(0, I) noise at t = 0 to t = 1."""
+        s = sampling or Sampling()
+        frames, spk = self.conditions(content, pitch, speaker)
+        gen = torch.Generator().manual_seed(int(s.seed))
+        x0 = torch.randn((*frames.shape[:2], self.cfg.n_mels), generator=gen).to(frames.device, frames.dtype)
+        if s.guidance:
+            frames, spk = torch.cat([frames, torch.zeros_like(frames)]), torch.cat([spk, torch.zeros_like(spk)])
+
+        def field(x: torch.Tensor, t: float) -> torch.Tensor:
+            if not s.guidance:
+                return self(x, torch.full((len(x),), t, device=x.device, dtype=x.dtype), frames, spk)
+            v, v_null = self(x.repeat(2, 1, 1), torch.full((2 * len(x),), t, device=x.device, dtype=x.dtype),
+                             frames, spk).chunk(2)
+            return v + s.guidance * (v - v_null)
+
+        x1 = integrate(field, x0, 0.0, 1.0, steps=s.steps, solver=s.solver)
+        return x1 * self.mel_std + self.mel_mean

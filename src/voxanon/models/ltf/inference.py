@@ -1,0 +1,61 @@
+"""A trained LTF generator with its frozen encoder: waveform in, anonymized waveform out (``model.pt`` files)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import torch
+
+from voxanon.audio.io import check_waveform, fit_length, resample
+from voxanon.errors import ModelError
+from voxanon.models.checkpoint import load_checkpoint
+from voxanon.models.ltf.model import LtfConfig, LtfNet
+
+FORMAT = "voxanon-ltf-1"
+
+
+def model_file(net: LtfNet, meta: dict) -> dict:
+    """The contents of a ``model.pt``: format tag, config, fp16 generator weights, ``meta`` (the training summary)."""
+    return {"format": FORMAT, "config": dataclasses.asdict(net.cfg),
+            "model": {k: v.half() if v.is_floating_point() else v for k, v in net.state_dict().items()},
+            "meta": meta}
+
+
+class LtfModel:
+    """The generator of a ``model.pt`` and the content encoder it was trained on."""
+
+    def __init__(self, net: LtfNet, meta: dict | None = None) -> None:
+        from voxanon.models.content import load_content_encoder
+
+        self.net = net.eval()
+        self.meta = meta or {}
+        self.encoder = load_content_encoder(net.cfg.content)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> LtfModel:
+        """Load a ``model.pt`` of ``voxanon train ltf``; ModelError names what is wrong with it."""
+        ckpt = load_checkpoint(path, "LTF model", ModelError)
+        if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
+            raise ModelError(f"{os.fspath(path)}: not an LTF model.pt (no format {FORMAT!r}); give the model.pt "
+                             "written by 'voxanon train ltf'")
+        try:
+            net = LtfNet(LtfConfig.from_dict(ckpt["config"]))
+            net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in ckpt["model"].items()})
+        except (KeyError, TypeError, RuntimeError, ValueError) as exc:
+            raise ModelError(f"{os.fspath(path)}: LTF weights do not fit their config: {exc}") from exc
+        return cls(net, ckpt.get("meta"))
+
+    @property
+    def sample_rate(self) -> int:
+        return self.net.sample_rate
+
+    @torch.inference_mode()
+    def convert(self, wav: np.ndarray, sr: int) -> np.ndarray:
+        """``wav`` regenerated from its content features, at ``sr`` and of the same length."""
+        check_waveform(wav)
+        x = resample(np.asarray(wav, dtype=np.float32), sr, self.encoder.sample_rate)
+        content = torch.from_numpy(self.encoder.encode(x, self.encoder.sample_rate))[None]
+        out = self.net(content)[0][0].numpy()
+        return fit_length(resample(out, self.sample_rate, sr), len(wav))
