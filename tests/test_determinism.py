@@ -59,3 +59,17 @@ def test_world_below_16k_is_reproducible_and_keeps_rate_and_length(sr: int) -> N
         first, second = _run("world", wav, sr), _run("world", wav, sr)
         assert first == second
         assert first[1] == sr and len(first[0]) == 4 * len(wav)
+
+
+@pytest.mark.parametrize("sr", [8000, 11025])
+def test_world_helpers_below_16k_are_reproducible_and_keep_length(sr: int) -> None:
+    # b1 and kNN-VC impose the source's F0 with transfer_f0; SECA's infill stretches with WORLD
+    from voxanon.dsp.world import stretch, transfer_f0
+
+    for seed in range(3):
+        source = (0.5 * speech_like(1.0, sr, f0=120, seed=seed)).astype(np.float32)
+        converted = (0.5 * speech_like(1.0, sr, f0=200, seed=seed + 10)).astype(np.float32)
+        runs = [(transfer_f0(converted, source, sr), stretch(source, sr, int(1.3 * sr))) for _ in range(2)]
+        for first, second in zip(*runs):
+            assert first.tobytes() == second.tobytes()
+        assert len(runs[0][0]) == sr and len(runs[0][1]) == int(1.3 * sr)

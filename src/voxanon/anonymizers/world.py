@@ -35,16 +35,11 @@ from voxanon.anonymizers.steps import build_specs, config_hash, normalize_specs,
 from voxanon.audio.io import fit_length, resample
 from voxanon.dsp import prosody as pros
 from voxanon.dsp.warp import WARPS, apply_tilt, warp_envelope
-from voxanon.dsp.world import F0_METHODS, WorldFeatures, analyze, estimate_f0, synthesize
+from voxanon.dsp.world import F0_METHODS, MIN_WORLD_RATE, WorldFeatures, analyze, estimate_f0, synthesize
 from voxanon.errors import ConfigError
 from voxanon.ranges import Range
 
 Transform = Callable[[WorldFeatures, np.random.Generator], WorldFeatures]
-
-#: lowest rate WORLD runs at: below about 16 kHz its D4C aperiodicity reads past the
-#: spectrum and is not reproducible (two runs differ in single frames), so such
-#: input is upsampled to this rate for the vocoder and the output resampled back
-MIN_WORLD_RATE = 16000
 
 GENDER_TARGETS = ("any", "opposite", "female", "male")
 
@@ -85,7 +80,7 @@ def run_world(
 ) -> tuple[np.ndarray, int]:
     """One analysis, the transforms in order, one synthesis; silence stays silence.
 
-    Input below :data:`MIN_WORLD_RATE` is analysed and synthesised at that rate
+    Input below :data:`~voxanon.dsp.world.MIN_WORLD_RATE` is analysed and synthesised at that rate
     and resampled back, so the output keeps the input's rate and length.
     ``reference_f0``: the whole utterance's F0 when ``wav`` is one chunk of it.
     """

@@ -17,11 +17,17 @@ import warnings
 
 import numpy as np
 
+from voxanon.audio.io import fit_length, resample
+
 with warnings.catch_warnings():  # pyworld 0.3.x imports the deprecated pkg_resources
     warnings.simplefilter("ignore", UserWarning)
     import pyworld
 
 F0_METHODS = ("dio", "harvest")
+#: lowest rate WORLD runs at: below about 16 kHz its D4C aperiodicity reads past the
+#: spectrum and is not reproducible (two runs differ in single frames), so such
+#: input is upsampled to this rate for the vocoder and the output resampled back
+MIN_WORLD_RATE = 16000
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -114,11 +120,15 @@ def synthesize(features: WorldFeatures) -> np.ndarray:
 
 
 def transfer_f0(converted: np.ndarray, source: np.ndarray, sr: int, target_log_f0: float | None = None) -> np.ndarray:
-    """``converted`` re-synthesised by WORLD with the source's F0 contour (both at ``sr``).
+    """``converted`` re-synthesised by WORLD with the source's F0 contour (both at ``sr``, run at >= 16 kHz).
 
     The voiced F0 is shifted (in log) to mean ``target_log_f0``; ``None`` keeps the source's own level.
     """
     n = min(len(converted), len(source))
+    if sr < MIN_WORLD_RATE:
+        up = transfer_f0(resample(converted[:n], sr, MIN_WORLD_RATE), resample(source[:n], sr, MIN_WORLD_RATE),
+                         MIN_WORLD_RATE, target_log_f0)
+        return fit_length(resample(up, MIN_WORLD_RATE, sr), n)
     feats = analyze(converted[:n], sr)
     f0, _ = estimate_f0(source[:n].astype(np.float64), sr)
     f0 = f0[: len(feats.f0)]
@@ -131,7 +141,10 @@ def transfer_f0(converted: np.ndarray, source: np.ndarray, sr: int, target_log_f
 
 
 def stretch(wav: np.ndarray, sr: int, n_samples: int) -> np.ndarray:
-    """``wav`` played over ``n_samples`` samples at its own pitch (WORLD frames repeated or skipped)."""
+    """``wav`` played over ``n_samples`` samples at its own pitch (WORLD frames repeated or skipped; >= 16 kHz)."""
+    if sr < MIN_WORLD_RATE:
+        up = stretch(resample(wav, sr, MIN_WORLD_RATE), MIN_WORLD_RATE, round(n_samples * MIN_WORLD_RATE / sr))
+        return fit_length(resample(up, MIN_WORLD_RATE, sr), n_samples)
     features = analyze(wav, sr)
     n_frames = max(1, int(round(n_samples / sr * 1000.0 / features.frame_period)) + 1)
     idx = np.minimum((np.arange(n_frames) * len(features.f0) / n_frames).astype(int), len(features.f0) - 1)
