@@ -11,8 +11,10 @@ prosody cross from input to output. Offline, the same chain is:
    the words reaches the TTS;
 3. durations: the same ASR times the words of the TTS speech, and the TTS's
    content frames (the acoustic model's Whisper layer) are warped piecewise
-   linearly so that every word starts and ends where the source's did; the
-   source's pauses become silence frames of the TTS (:func:`timeline_anchors`);
+   linearly so that every word starts and ends where the source's did; each
+   phrase's speech is pinned by its energy edges in both (Whisper's word times
+   are up to 0.3 s off next to a pause), and the source's pauses become
+   silence frames of the TTS (:meth:`B3.tts_timeline`);
 4. F0: the source's normalised pitch contour (F3-VA's relative pitch, what the
    acoustic model reads anyway), so the pitch *level* is the pseudo-speaker's;
 5. speaker: a GE2E embedding sampled per utterance from the shipped speaker flow
@@ -38,6 +40,7 @@ import numpy as np
 from voxanon.anonymizers.base import param
 from voxanon.anonymizers.embedding import F0_MODES, Embedding
 from voxanon.audio.io import resample
+from voxanon.audio.level import speech_edges, speech_frames
 from voxanon.dsp.frames import frames_at, time_warp
 from voxanon.errors import ConfigError
 from voxanon.models.asr.base import DEFAULT_ASR, WordTiming
@@ -140,26 +143,43 @@ class B3(Embedding):
         """A GE2E embedding sampled from the speaker flow (the source does not enter)."""
         return self.parts()[3].sample(rng)
 
-    def tts_timeline(self, words: list[WordTiming], duration: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The recognised ``words`` of a source of ``duration`` s spoken phrase by phrase, with their anchors.
+    def tts_timeline(self, words: list[WordTiming], wav: np.ndarray, sr: int) -> tuple[np.ndarray, np.ndarray,
+                                                                                       np.ndarray]:
+        """The recognised ``words`` of the source ``wav`` spoken phrase by phrase, with their anchors.
 
         Each phrase's speech lies between :data:`PAD_SECONDS` of silence in the timeline (at
         :data:`TIMELINE_RATE`). Anchors (source times, timeline times) pin both ends, the middle of every
         pause between phrases (to the middle of the silence between their speech, so each phrase stays in its
-        own span whatever the ASR hears) and the start and end of every word the ASR finds again in the
-        timeline (:func:`word_anchors`).
+        own span whatever the ASR hears), the energy edges of every phrase's speech in both (the ASR's times
+        are up to 0.3 s off next to a pause) and, inside those edges, the start and end of every word the ASR
+        finds again in the timeline (:func:`word_anchors`).
         """
         _, asr, voice, _ = self.parts()
+        duration, source_frames = len(wav) / sr, speech_frames(wav, sr)
         pad = np.zeros(round(PAD_SECONDS * TIMELINE_RATE), dtype=np.float32)
-        groups, pieces, anchors = phrases(words, self.config.pause), [], [(0.0, 0.0)]
+        groups, pieces, anchors, spans = phrases(words, self.config.pause), [], [(0.0, 0.0)], []
         for k, phrase in enumerate(groups):
+            lo = 0.5 * (groups[k - 1][-1].end + phrase[0].start) if k else 0.0
+            hi = 0.5 * (phrase[-1].end + groups[k + 1][0].start) if k + 1 < len(groups) else duration
+            offset = sum(map(len, pieces)) / TIMELINE_RATE
             if k:
-                anchors.append((0.5 * (groups[k - 1][-1].end + phrase[0].start), sum(map(len, pieces)) / TIMELINE_RATE))
-            speech, speech_sr = voice.synthesize(" ".join(w.word for w in phrase))
-            pieces += [pad, resample(speech, speech_sr, TIMELINE_RATE), pad]
+                anchors.append((lo, offset))
+            speech = resample(*voice.synthesize(" ".join(w.word for w in phrase)), TIMELINE_RATE)
+            pieces += [pad, speech, pad]
+            said = speech_edges(source_frames, sr, lo, hi)
+            spoke = speech_edges(speech_frames(speech, TIMELINE_RATE), TIMELINE_RATE, 0.0, len(speech) / TIMELINE_RATE)
+            if said and spoke:
+                said = (min(said[0], phrase[0].end), max(said[1], phrase[-1].start))
+                spoke = (offset + PAD_SECONDS + spoke[0], offset + PAD_SECONDS + spoke[1])
+                anchors += list(zip(said, spoke))
+            else:
+                said, spoke = (lo, hi), (offset, sum(map(len, pieces)) / TIMELINE_RATE)
+            spans.append((said, spoke))
         timeline = np.concatenate(pieces)
         anchors.append((duration, len(timeline) / TIMELINE_RATE))
-        anchors += word_anchors(words, spoken(asr.transcribe_with_timings([timeline], TIMELINE_RATE)[0]))
+        anchors += [(s, t) for s, t in word_anchors(words, spoken(asr.transcribe_with_timings([timeline],
+                                                                                             TIMELINE_RATE)[0]))
+                    if any(a < s < b and c < t < d for (a, b), (c, d) in spans)]
         src, dst = np.array(anchors).T
         return timeline, src, dst
 
@@ -172,7 +192,7 @@ class B3(Embedding):
         if not words:
             return np.zeros(len(wav), dtype=np.float32), sr
         vocoder = model.vocoder()
-        timeline, src, dst = self.tts_timeline(words, len(wav) / sr)
+        timeline, src, dst = self.tts_timeline(words, wav, sr)
         n, frame_rate = n_vocoder_frames(len(wav), sr, vocoder.sample_rate, vocoder.hop_length), \
             vocoder.sample_rate / vocoder.hop_length
         encoder = model.encoder()
