@@ -7,9 +7,10 @@ import soundfile as sf
 
 from voxanon.models.tts import cli_engines as tts
 from voxanon.data.kaldi import read_data_dir
-from voxanon.pipelines.synth.build import build_corpus
+from voxanon.pipelines.synth.build import _settings, build_corpus
 from voxanon.pipelines.synth.render import set_level, trim, warp
-from voxanon.data.sentences import load_sentences, normalize_transcript, number_words
+from voxanon.data.sentences import (load_sentences, load_topic_sentences, normalize_transcript, number_words,
+                                    topic_sentences_digest)
 from voxanon.pipelines.synth.sets import (EMOTIONS, FORMANT_SIZES, CorpusPlanError, SizeSpec, assign_formant_speakers,
                                           data_dirs, plan_corpus)
 from voxanon.pipelines.synth.voices import WARPS, BaseVoice, base_voices, speaker_pool
@@ -93,6 +94,34 @@ def test_plan_is_seeded_and_order_free():
     c, _ = _plan_dirs(seed=2)
     assert a.jobs == b.jobs
     assert {j.utt: j.text for j in a.jobs} != {j.utt: j.text for j in c.jobs}
+
+
+def test_topic_corpus_gives_each_speaker_one_topic_dealt_evenly():
+    topics = load_topic_sentences()
+    assert len(topics) == 12 and all(len(v) == 20 for v in topics.values())
+    general = {s.transcript for s in load_sentences()}
+    assert not general & {s.transcript for v in topics.values() for s in v}
+    spec = FORMANT_SIZES["small"]
+    speakers = assign_formant_speakers(FAKE_VOICES, spec, 0)
+    plan = plan_corpus(speakers, load_sentences(), spec, 0, topics)
+    by_topic = {t: {s.transcript for s in v} for t, v in topics.items()}
+    for job in plan.jobs:
+        if job.set == "emo":
+            assert job.spk not in plan.topics and job.transcript in general
+        else:
+            assert job.transcript in by_topic[plan.topics[job.spk]], job
+    for set_name in ("dev", "test", "train"):
+        for g in ("f", "m"):
+            dealt = [plan.topics[s.spk] for s in speakers[set_name] if s.gender == g]
+            counts = [dealt.count(t) for t in set(dealt)]
+            assert max(counts) - min(counts) <= 1 and len(set(dealt)) == min(len(dealt), len(topics))
+    assert plan.jobs == plan_corpus(speakers, load_sentences(), spec, 0, topics).jobs
+    plain = plan_corpus(speakers, load_sentences(), spec, 0)
+    assert plain.topics == {} and "topics" not in _settings(plain)
+    assert _settings(plan)["topics"] == topic_sentences_digest()   # other topic sentences: another folder
+    big = SizeSpec("big", n_enroll=15, n_trial=10)
+    with pytest.raises(CorpusPlanError, match=r"size 'big': topic '\w+' has only \d+ sentences"):
+        plan_corpus(assign_formant_speakers(FAKE_VOICES, big, 0), load_sentences(), big, 0, topics)
 
 
 def test_too_few_voices_is_a_clear_error():

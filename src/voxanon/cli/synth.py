@@ -11,7 +11,7 @@ def run(args: argparse.Namespace) -> int:
 
     size = args.size or ("default" if args.engine == "kokoro" else "small")
     desc = build_corpus(args.out, size=size, seed=args.seed, jobs=args.jobs, quiet=args.quiet,
-                        real=not args.no_real, engine=args.engine)
+                        real=not args.no_real, engine=args.engine, topics=args.topics)
     if not args.quiet:
         for name, stats in desc["sets"].items():
             trials = stats.get("trials")
@@ -47,6 +47,10 @@ def register(commands) -> None:
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--no-real", action="store_true", help="skip the real-speech subset from Debian packages")
+    p.add_argument("--topics", action="store_true",
+                   help="each dev/test/train speaker reads sentences of one of 12 topics only (as a LibriSpeech "
+                        "reader reads one book), so that transcripts identify speakers: the corpus for content "
+                        "privacy (C-EER); the emo set is unchanged")
     p.add_argument("--check", action="store_true",
                    help="afterwards, measure speaker separability (OO EER of a speaker encoder on the trials) "
                         "and how close dev/test speakers come to training speakers")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -45,8 +46,32 @@ def normalize_transcript(text: str) -> str:
     return " ".join(w for w in words if w)
 
 
+TOPICS_FILE = "topic_sentences_en.txt"
+
+
+def _resource_lines(name: str) -> list[str]:
+    raw = resources.files("voxanon.resources").joinpath(name).read_text(encoding="utf-8")
+    return [ln.strip() for ln in raw.splitlines() if ln.strip()]
+
+
+def topic_sentences_digest() -> str:
+    """The first 16 hex digits of the sha256 of the shipped topic sentences file."""
+    return hashlib.sha256(resources.files("voxanon.resources").joinpath(TOPICS_FILE).read_bytes()).hexdigest()[:16]
+
+
 def load_sentences() -> list[Sentence]:
     """The shipped sentence list (``resources/sentences_en.txt``), in file order."""
-    raw = resources.files("voxanon.resources").joinpath("sentences_en.txt").read_text(encoding="utf-8")
-    lines = [ln.strip() for ln in raw.splitlines()]
-    return [Sentence(ln, normalize_transcript(ln)) for ln in lines if ln and not ln.startswith("#")]
+    return [Sentence(ln, normalize_transcript(ln)) for ln in _resource_lines("sentences_en.txt")
+            if not ln.startswith("#")]
+
+
+def load_topic_sentences() -> dict[str, list[Sentence]]:
+    """The shipped topic sentences (``resources/topic_sentences_en.txt``): topic -> sentences, in file order."""
+    topics: dict[str, list[Sentence]] = {}
+    current = None
+    for ln in _resource_lines(TOPICS_FILE):
+        if ln.startswith("## "):
+            current = topics.setdefault(ln[3:].strip(), [])
+        elif not ln.startswith("#") and current is not None:
+            current.append(Sentence(ln, normalize_transcript(ln)))
+    return topics

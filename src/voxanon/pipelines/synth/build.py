@@ -33,7 +33,7 @@ from voxanon.data.kaldi import DataDir, write_data_dir
 from voxanon.pipelines.lifeline import process_pool
 from voxanon.pipelines.synth import kokoro_speakers
 from voxanon.pipelines.synth.render import render
-from voxanon.data.sentences import load_sentences
+from voxanon.data.sentences import load_sentences, load_topic_sentences, topic_sentences_digest
 from voxanon.pipelines.synth.sets import (EMOTIONS, N_FOLDS, SAMPLE_RATE, SIZES, CorpusPlanError, Plan, SizeSpec,
                                           assign_formant_speakers, data_dirs, plan_corpus, speaker_needs)
 from voxanon.pipelines.synth.voices import BaseVoice, base_voices, missing_voices
@@ -58,7 +58,10 @@ def _engine_version(engine: str) -> str:
 
 def _settings(plan: Plan) -> dict:
     engines = sorted({s.base.engine for spks in plan.speakers.values() for s in spks})
-    return {"seed": plan.seed, "size": asdict(plan.spec), "engines": {e: _engine_version(e) for e in engines}}
+    # the topic sentences' digest: a folder rendered from other sentences is refused, not reused
+    topics = {"topics": topic_sentences_digest()} if plan.topics else {}
+    return {"seed": plan.seed, "size": asdict(plan.spec), "engines": {e: _engine_version(e) for e in engines},
+            **topics}
 
 
 def _claim(root: Path, settings: dict) -> None:
@@ -118,7 +121,8 @@ def _stats(data: DataDir) -> dict:
 
 
 def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine: str) -> dict:
-    speakers = {s.spk: {**s.to_dict(), "set": name}
+    topic = {spk: {"topic": t} for spk, t in plan.topics.items()}
+    speakers = {s.spk: {**s.to_dict(), "set": name, **topic.get(s.spk, {})}
                 for name, spks in plan.speakers.items() for s in spks}
     if engine == kokoro_speakers.ENGINE:
         voices = sorted({(p, s["gender"], s["set"] in ("dev", "test")) for s in speakers.values() for p in s["parents"]})
@@ -153,7 +157,9 @@ def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine
         **speaker_design,
         "emotion_styles": {e: dict(zip(("rate", "pitch", "pitch_range", "volume"), f)) for e, f in EMOTIONS.items()},
         "folds": f"{N_FOLDS} IEMOCAP-like folds: fold k holds the k-th female and the k-th male emo speaker",
-        "sentences": "resources/sentences_en.txt (written for voxanon, CC0)",
+        "sentences": ("resources/topic_sentences_en.txt (dev/test/train: one topic per speaker) and "
+                      "resources/sentences_en.txt (emo); written for voxanon, CC0" if plan.topics else
+                      "resources/sentences_en.txt (written for voxanon, CC0)"),
         "sets": {name: _stats(d) for name, d in dirs.items()},
         "speakers": speakers,
         "real": real,
@@ -180,7 +186,8 @@ def _speakers(engine: str, spec: SizeSpec, seed: int, voices: list | None) -> di
 
 def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", seed: int = 0,
                  jobs: int | None = None, quiet: bool = False, real: bool = True,
-                 voices: list[BaseVoice] | list[str] | None = None, engine: str = "formant") -> dict:
+                 voices: list[BaseVoice] | list[str] | None = None, engine: str = "formant",
+                 topics: bool = False) -> dict:
     """Build (or finish) the synthetic corpus under ``root``; return the ``corpus.json`` content.
 
     Parameters
@@ -202,6 +209,9 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
         kokoro: voice pack names (default: every installed pack).
     engine : {"formant", "kokoro"}
         Speaker source (``voxanon data synth`` defaults to kokoro).
+    topics : bool
+        Dev, test and train speakers each read from one topic of ``resources/topic_sentences_en.txt``
+        (see :mod:`.sets`), so that content identifies speakers; the folder's settings record it.
     """
     if isinstance(size, str):
         if size not in SIZES.get(engine, {}):
@@ -211,7 +221,8 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
     else:
         spec = size
     root = Path(root).resolve()
-    plan = plan_corpus(_speakers(engine, spec, seed, voices), load_sentences(), spec, seed)
+    plan = plan_corpus(_speakers(engine, spec, seed, voices), load_sentences(), spec, seed,
+                       load_topic_sentences() if topics else None)
     _claim(root, _settings(plan))
     durations = render_jobs(_render_order(plan), root, jobs or os.cpu_count() or 1, quiet)
     dirs = data_dirs(plan, str(root), durations)

@@ -17,8 +17,14 @@ Sets (per gender, from disjoint speakers):
   are more than 5 per gender), so each fold has one speaker of each gender
   and every class in equal numbers.
 
-Every per-utterance choice (sentences, rate jitter) is a hash of the seed and
-the utterance or speaker id, never of processing order.
+With topics (``voxanon data synth --topics``), every dev, test and train
+speaker reads only sentences of one topic, as a LibriSpeech reader reads one
+book: topics are dealt evenly over each set's speakers of each gender, so
+what is said identifies a speaker as far as its topic does (content privacy,
+C-EER); the emo set keeps the general sentences.
+
+Every per-utterance choice (sentences, rate jitter, topics) is a hash of the
+seed and the utterance or speaker id, never of processing order.
 """
 
 from __future__ import annotations
@@ -124,6 +130,7 @@ class Plan:
     enroll_utts: dict[str, list[str]] = field(default_factory=dict)   # set -> utts
     trial_utts: dict[str, list[str]] = field(default_factory=dict)    # set -> utts
     enrolled: dict[str, list[str]] = field(default_factory=dict)      # set -> speakers
+    topics: dict[str, str] = field(default_factory=dict)              # speaker -> topic (topic corpora only)
 
 
 def speaker_needs(spec: SizeSpec) -> dict[str, int]:
@@ -150,12 +157,26 @@ def assign_formant_speakers(voices: list[BaseVoice], spec: SizeSpec, seed: int) 
     return out
 
 
+def assign_topics(speakers: dict[str, list[Speaker]], topics: list[str], seed: int) -> dict[str, str]:
+    """Deal ``topics`` evenly over the dev, test and train speakers of each gender (speakers ranked by hash)."""
+    out: dict[str, str] = {}
+    for set_name in ("dev", "test", "train"):
+        for gender in ("f", "m"):
+            ranked = sorted((s.spk for s in speakers[set_name] if s.gender == gender),
+                            key=lambda spk: unit(seed, "topic", set_name, spk))
+            start = int(unit(seed, "topic-offset", set_name, gender) * len(topics))
+            out.update({spk: topics[(start + i) % len(topics)] for i, spk in enumerate(ranked)})
+    return out
+
+
 def _sentences_for(sentences: list[Sentence], spec: SizeSpec, seed: int, set_name: str, spk: str,
-                   k: int) -> list[Sentence]:
-    """``k`` distinct sentences for a speaker, chosen by hash."""
+                   k: int, topic: str = "") -> list[Sentence]:
+    """``k`` distinct sentences for a speaker (from its ``topic``'s pool if it has one), chosen by hash."""
     pool = [s for s in sentences if spec.min_words <= s.words <= spec.max_words]
     if len(pool) < k:
-        raise CorpusPlanError(f"only {len(pool)} sentences of {spec.min_words}-{spec.max_words} words, need {k}")
+        where = f"topic {topic!r} has" if topic else "there are"
+        raise CorpusPlanError(f"size {spec.name!r}: {where} only {len(pool)} sentences of {spec.min_words}-"
+                              f"{spec.max_words} words, {spk} needs {k}")
     return sorted(pool, key=lambda s: unit(seed, "sentence", set_name, spk, s.transcript))[:k]
 
 
@@ -169,9 +190,18 @@ def _job(seed: int, spk: Speaker, set_name: str, utt: str, sentence: Sentence, e
 
 
 def plan_corpus(speakers: dict[str, list[Speaker]], sentences: list[Sentence], spec: SizeSpec,
-                seed: int) -> Plan:
-    """Plan every utterance of the synthetic corpus from its speakers per set (no audio is made here)."""
+                seed: int, topics: dict[str, list[Sentence]] | None = None) -> Plan:
+    """Plan every utterance of the synthetic corpus from its speakers per set (no audio is made here).
+
+    With ``topics`` (topic -> sentences), dev, test and train speakers read from their topic only.
+    """
     plan = Plan(spec=spec, seed=seed, speakers=speakers)
+    if topics:
+        plan.topics = assign_topics(speakers, sorted(topics), seed)
+
+    def pool(spk: Speaker) -> list[Sentence]:
+        return topics[plan.topics[spk.spk]] if topics else sentences
+
     for set_name in ("dev", "test"):
         plan.enroll_utts[set_name], plan.trial_utts[set_name], plan.enrolled[set_name] = [], [], []
         for gender in ("f", "m"):
@@ -181,13 +211,14 @@ def plan_corpus(speakers: dict[str, list[Speaker]], sentences: list[Sentence], s
         for spk in plan.speakers[set_name]:
             is_enrolled = spk.spk in plan.enrolled[set_name]
             n_enroll = spec.n_enroll if is_enrolled else 0
-            chosen = _sentences_for(sentences, spec, seed, set_name, spk.spk, n_enroll + spec.n_trial)
+            chosen = _sentences_for(pool(spk), spec, seed, set_name, spk.spk, n_enroll + spec.n_trial,
+                                    plan.topics.get(spk.spk, ""))
             for i, sentence in enumerate(chosen):
                 job = _job(seed, spk, set_name, f"{spk.spk}-{set_name}-{i:03d}", sentence)
                 plan.jobs.append(job)
                 (plan.enroll_utts if i < n_enroll else plan.trial_utts)[set_name].append(job.utt)
     for spk in plan.speakers["train"]:
-        chosen = _sentences_for(sentences, spec, seed, "train", spk.spk, spec.train_utts)
+        chosen = _sentences_for(pool(spk), spec, seed, "train", spk.spk, spec.train_utts, plan.topics.get(spk.spk, ""))
         plan.jobs += [_job(seed, spk, "train", f"{spk.spk}-train-{i:03d}", s) for i, s in enumerate(chosen)]
     for spk in plan.speakers["emo"]:
         chosen = _sentences_for(sentences, spec, seed, "emo", spk.spk, spec.emo_sentences)
