@@ -241,17 +241,20 @@ def test_summary_csv_and_cli_table_lead_with_the_strongest_attacker(tmp_path, mo
     assert (a["attacker"], a["eer"], a["eer_semi"], a["eer_AA-backend"], a["category"]) == (
         "AA-backend", 15.0, 41.0, 15.0, 10)
 
+    profiles = []
+
     class FakeBenchmark:
         def __init__(self, **kwargs):
-            pass
+            profiles.append(kwargs["profile"])
 
         def run(self):
             return results
 
     monkeypatch.setattr(pipeline, "Benchmark", FakeBenchmark)
     args = argparse.Namespace(quick=True, profile="quick", systems=["original", "a"], out=str(tmp_path), data=None,
-                              seed=0, jobs=1, asr="x", encoder="ge2e", quiet=True)
+                              seed=0, jobs=1, asr="x", encoder="ge2e", quiet=True, add_evaluators=["content"])
     cli_benchmark.run(args)
+    assert profiles[0].extra_evaluators == ("content",) and profiles[0].rungs == PROFILES["quick"].rungs
     lines = capsys.readouterr().out.splitlines()
     header = next(line for line in lines if line.startswith("system"))
     assert header.split()[:4] == ["system", "strongest", "attacker", "EER"]

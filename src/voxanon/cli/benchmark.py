@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 from voxanon.errors import EXIT_OK, EXIT_PARTIAL, ConfigError
@@ -20,6 +21,8 @@ def run(args: argparse.Namespace) -> int:
     from voxanon.presentation.table import format_table
 
     profile = PROFILES["quick" if args.quick else args.profile]
+    added = tuple(e for e in args.add_evaluators or () if e not in profile.extra_evaluators)
+    profile = dataclasses.replace(profile, extra_evaluators=profile.extra_evaluators + added)
     try:
         systems = [parse_system(s) for s in args.systems] if args.systems else default_systems(profile)
     except ValueError as exc:  # a --system that does not parse
@@ -43,6 +46,15 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_PARTIAL if results.errors else EXIT_OK
 
 
+def _evaluator_option(p: argparse.ArgumentParser) -> None:
+    from voxanon.evaluation.evaluator import OPTIONAL_EVALUATORS
+
+    p.add_argument("--add-evaluator", dest="add_evaluators", action="append", choices=sorted(OPTIONAL_EVALUATORS),
+                   help="run this optional evaluator besides the profile's (content: C-EER of a text speaker "
+                        "encoder; learnability, learnability-asr: SER / ASR trained on anonymized speech); "
+                        "repeatable; the full profile has them all")
+
+
 def register(commands) -> None:
     p = commands.top.add_parser(
         "benchmark", help="anonymize, attack, measure utility, rank and write the report",
@@ -63,6 +75,7 @@ def register(commands) -> None:
                         "privacy (C-EER) and SER learnability (hours; not in default: they add the ASR of each "
                         "training set and 5 SER trainings per system, past its time budget)")
     p.add_argument("--quick", action="store_true", help="same as --profile quick (a few minutes; for CI)")
+    p.defer(_evaluator_option)
     p.add_argument("--seed", type=int, default=0, help="global seed (corpus and anonymization)")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--asr", default="whisper-tiny", help="ASR backend spec (default whisper-tiny)")
