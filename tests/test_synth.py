@@ -191,3 +191,21 @@ def test_build_is_deterministic_resumable_and_guarded(tiny_corpus, tmp_path):
     assert tree_bytes(other) == tree_bytes(root)
     with pytest.raises(CorpusPlanError, match="other settings"):
         build_corpus(other, size=TINY, seed=6, jobs=1, quiet=True, real=False, voices=_tiny_voices())
+
+
+@needs_engines
+@pytest.mark.slow
+def test_topic_build_records_each_speakers_topic_and_refuses_a_plain_rebuild(tiny_corpus, tmp_path):
+    root = tmp_path / "topics"
+    desc = build_corpus(root, size=TINY, seed=5, jobs=2, quiet=True, real=False, voices=_tiny_voices(), topics=True)
+    pools = {t: {s.transcript for s in v} for t, v in load_topic_sentences().items()}
+    train = read_data_dir(root / "data" / "train")
+    for utt, spk in train.utt2spk.items():
+        assert train.text[utt] in pools[desc["speakers"][spk]["topic"]]
+    assert "topic_sentences_en.txt" in desc["sentences"]
+    assert all(("topic" in s) == (s["set"] != "emo") for s in desc["speakers"].values())
+    # the emo set says what it says in the plain corpus
+    emo = read_data_dir(root / "data" / "emo")
+    assert emo.text == read_data_dir(tiny_corpus[0] / "data" / "emo").text
+    with pytest.raises(CorpusPlanError, match="other settings"):
+        build_corpus(root, size=TINY, seed=5, jobs=1, quiet=True, real=False, voices=_tiny_voices())
