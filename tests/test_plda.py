@@ -176,3 +176,16 @@ def test_ladder_rung_a_trains_on_the_systems_training_set_and_attacks_with_the_s
     assert [e["lda_dim"] for e in res.training.history] == [4, 8]
     assert res.training.val_eer == min(e["val_eer"] for e in res.training.history)
     assert set(res.by_gender) == {"f", "m"} and res.eer_mean < 15  # speakers unseen in training, still found
+
+
+def test_two_utterances_per_speaker_give_finite_scores_that_rank_targets_first():
+    # LDA to (speakers - 1) dimensions on 2 utterances a speaker leaves the within-speaker scatter nearly singular:
+    # psi ~ 1e17, where a c - psi^2 cancelled to 0 or below (NaN scores on the Kokoro corpus's small size)
+    rng = np.random.default_rng(0)
+    spk = rng.normal(size=(50, 256))
+    x = np.repeat(spk, 2, axis=0) + 0.3 * rng.normal(size=(100, 256))
+    backend = PldaBackend(BackendSettings(lda_dim=150)).fit(x, np.repeat(np.arange(50), 2))
+    scores = backend.score([spk[i:i + 1] + 0.3 * rng.normal(size=(1, 256)) for i in range(5)],
+                           spk[:5] + 0.3 * rng.normal(size=(5, 256)))
+    assert np.isfinite(scores).all()
+    assert (scores.argmax(axis=1) == np.arange(5)).all()

@@ -143,7 +143,7 @@ class PldaBackend:
         psi = self.params["psi"]
         counts = np.array([len(e) for e in enrollments], dtype=np.float64)[:, None]
         a, c = psi[None, :] + 1.0 / counts, psi + 1.0               # (S, k), (k,)
-        det = a * c - psi ** 2                                       # (S, k)
+        det = psi * (1.0 + 1.0 / counts) + 1.0 / counts              # = a c - psi^2, without cancellation
         # LLR = -1/2 log(det / (a c)) - 1/2 [(c u^2 - 2 psi u v + a v^2) / det - u^2 / a - v^2 / c]
         const = -0.5 * np.log(det / (a * c)).sum(axis=1) - 0.5 * (means ** 2 * (c / det - 1.0 / a)).sum(axis=1)
         vv = (v ** 2) @ (a / det - 1.0 / c).T                        # (m, S)
