@@ -215,7 +215,7 @@ def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig =
     Raises
     ------
     DataError
-        Fewer than two speakers, or no validation utterances (every speaker has one utterance).
+        Fewer than two speakers, or neither ``dev`` nor held-out validation utterances (too few per speaker).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -224,9 +224,9 @@ def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig =
         raise DataError(f"{data.path}: the training set has {len(speakers)} speaker(s) "
                         f"({', '.join(speakers) or 'none'}); speaker training needs at least two")
     train_utts, val_utts = split_utterances(data, cfg.val_fraction, cfg.seed)
-    if not val_utts:
-        raise DataError(f"{data.path}: no validation utterances for an EER; "
-                        "speakers need at least two utterances each, or raise val_fraction")
+    if not val_utts and dev is None:  # with dev trials, the held-out utterances are not used
+        raise DataError(f"{data.path}: no validation utterances for an EER; give dev trials, "
+                        "or speakers need more utterances each, or raise val_fraction")
     torch.manual_seed(cfg.seed)
     fbank = Fbank()
     n_chunk = int(cfg.chunk_seconds * fbank.cfg.sample_rate) // fbank.cfg.hop_length + 1
