@@ -14,7 +14,7 @@ from voxanon.evaluation.results import (AsrResult, DetPoints, EerInterval, Fairn
                                         SerResult, VerificationMetrics, Zebra, to_dict)
 from voxanon.evaluation.scenarios import overstatement, strongest_attacker
 from voxanon.pipelines.benchmark import StageCache, System, default_systems, parse_system
-from voxanon.pipelines.benchmark_report import overstatement_sentence, summary_table
+from voxanon.pipelines.benchmark_report import content_shift_sentence, overstatement_sentence, summary_table
 from voxanon.pipelines.layout import find_layout
 from voxanon.pipelines.profiles import DEFAULT_SYSTEMS, PROFILES
 from voxanon.pipelines.results import (ORIGINAL, SCHEMA_VERSION, BenchmarkResults, DataInfo, Primary, Ranking,
@@ -260,3 +260,13 @@ def test_summary_csv_and_cli_table_lead_with_the_strongest_attacker(tmp_path, mo
     assert header.split()[:4] == ["system", "strongest", "attacker", "EER"]
     row_a = next(line for line in lines if line.startswith("a "))
     assert row_a.split()[1:3] == ["AA-backend", "15.00"] and row_a.split()[-1] == ">=10"
+
+
+def test_content_shift_sentence_says_how_far_c_eer_moved_from_the_original():
+    rows = {r.system: r for r in summary_rows(_results())}
+    original, other = rows[ORIGINAL], next(r for n, r in rows.items() if n != ORIGINAL)
+    assert content_shift_sentence(other, original) is None            # no content attack ran
+    original, other = dataclasses.replace(original, c_eer=27.0), dataclasses.replace(other, c_eer=45.8)
+    assert content_shift_sentence(other, original) == (
+        f"{other.system}: C-EER 45.8 %, 18.8 points above the original's 27.0 %.")
+    assert content_shift_sentence(original, original) is None

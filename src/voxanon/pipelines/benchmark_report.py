@@ -238,6 +238,21 @@ def _settings_section(results: BenchmarkResults) -> str:
     return "".join(parts)
 
 
+def content_shift_sentence(row: SummaryRow, original: SummaryRow | None) -> str | None:
+    """One sentence: how far ``row``'s C-EER (ASR transcripts) moved from the original's (None: either is missing)."""
+    if original is None or row is original or row.c_eer is None or original.c_eer is None:
+        return None
+    d = row.c_eer - original.c_eer
+    return (f"{row.system}: C-EER {row.c_eer:.1f} %, {abs(d):.1f} points {'above' if d >= 0 else 'below'} "
+            f"the original's {original.c_eer:.1f} %.")
+
+
+def _content_shifts(rows: list[SummaryRow]) -> str:
+    original = next((r for r in rows if r.system == ORIGINAL), None)
+    items = "".join(f"<li>{html.escape(t)}</li>" for r in rows if (t := content_shift_sentence(r, original)))
+    return f"<p>How much each system moved content linkage (C-EER):</p><ul>{items}</ul>" if items else ""
+
+
 def _overstatements(rows: list[SummaryRow]) -> str:
     items = "".join(f"<li>{html.escape(t)}</li>" for r in rows if (t := overstatement_sentence(r)))
     return f"<p>How much weaker attackers overstated privacy:</p><ul>{items}</ul>" if items else ""
@@ -271,7 +286,7 @@ def write_outputs(out: Path, results: BenchmarkResults, listen=None) -> Path:
                     "Categories as in VPC 2024 (EER ≥ 10/20/30/40 %); ranks by WER and UAR inside each "
                     "category; score = mean of min–max normalised EER, WER (inverted) and UAR. RTF = wall time "
                     "of the anonymization run divided by the audio duration, with all worker processes.</p>"
-                    + _headline_table(rows, results) + _overstatements(rows)
+                    + _headline_table(rows, results) + _overstatements(rows) + _content_shifts(rows)
                     + f"<p>Pareto fronts:</p><ul>{fronts}</ul>"),
         ("Figures", "<div class='figs'>" + "".join(figure(p, c) for p, c in figs) + "</div>"),
         ("Privacy", _privacy_table(prows)),
