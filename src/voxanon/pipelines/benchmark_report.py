@@ -247,15 +247,20 @@ def content_shift_sentence(row: SummaryRow, original: SummaryRow | None) -> str 
             f"the original's {original.c_eer:.1f} %.")
 
 
+def _bullets(lead: str, sentences) -> str:
+    """``lead`` and a list of the sentences that are not None (empty when none is)."""
+    items = "".join(f"<li>{html.escape(t)}</li>" for t in sentences if t)
+    return f"<p>{lead}</p><ul>{items}</ul>" if items else ""
+
+
 def _content_shifts(rows: list[SummaryRow]) -> str:
     original = next((r for r in rows if r.system == ORIGINAL), None)
-    items = "".join(f"<li>{html.escape(t)}</li>" for r in rows if (t := content_shift_sentence(r, original)))
-    return f"<p>How much each system moved content linkage (C-EER):</p><ul>{items}</ul>" if items else ""
+    return _bullets("How much each system moved content linkage (C-EER):",
+                    (content_shift_sentence(r, original) for r in rows))
 
 
 def _overstatements(rows: list[SummaryRow]) -> str:
-    items = "".join(f"<li>{html.escape(t)}</li>" for r in rows if (t := overstatement_sentence(r)))
-    return f"<p>How much weaker attackers overstated privacy:</p><ul>{items}</ul>" if items else ""
+    return _bullets("How much weaker attackers overstated privacy:", (overstatement_sentence(r) for r in rows))
 
 
 def write_outputs(out: Path, results: BenchmarkResults, listen=None) -> Path:
