@@ -270,3 +270,21 @@ def test_content_shift_sentence_says_how_far_c_eer_moved_from_the_original():
     assert content_shift_sentence(other, original) == (
         f"{other.system}: C-EER 45.8 %, 18.8 points above the original's 27.0 %.")
     assert content_shift_sentence(original, original) is None
+
+
+def test_default_profile_builds_the_kokoro_corpus_and_quick_the_formant_one():
+    assert (PROFILES["quick"].corpus_engine, PROFILES["quick"].corpus_size) == ("formant", "small")
+    assert (PROFILES["default"].corpus_engine, PROFILES["default"].corpus_size) == ("kokoro", "small")
+    assert (PROFILES["full"].corpus_engine, PROFILES["full"].corpus_size) == ("kokoro", "default")
+
+
+def test_a_cached_corpus_of_another_engine_is_refused_not_reused(tmp_path):
+    from voxanon.errors import ConfigError
+    from voxanon.pipelines.benchmark import Benchmark
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "corpus.json").write_text(json.dumps({"engine": "formant", "size_name": "small", "seed": 0}))
+    bench = Benchmark(out=tmp_path, profile=PROFILES["default"], systems=[])
+    with pytest.raises(ConfigError, match="formant corpus of size small.*needs the kokoro one of size small"):
+        bench._layout()

@@ -69,11 +69,12 @@ def register(commands) -> None:
                    help="'original', a method name, or LABEL=METHOD:{json params}; repeatable "
                         "(default: original + the profile's anonymizers; --quick: original, mcadams, world)")
     p.add_argument("--profile", choices=sorted(PROFILES), default="default",
-                   help="quick: 3 systems, test split, small corpus, attacker rungs (a) and small (c); default: the 9 "
-                        "signal-processing and cascade anonymizers, dev+test, small corpus, rungs (a)-(c); full: "
-                        "every offline anonymizer (kNN-VC included), the larger corpus, VPC-recipe ECAPA, plus content "
-                        "privacy (C-EER) and SER learnability (hours; not in default: they add the ASR of each "
-                        "training set and 5 SER trainings per system, past its time budget)")
+                   help="quick: 3 systems, test split, small formant corpus, attacker rungs (a) and small (c); "
+                        "default: the 9 signal-processing and cascade anonymizers, dev+test, small Kokoro corpus, "
+                        "rungs (a)-(c); full: every offline anonymizer (kNN-VC included), the default-size Kokoro "
+                        "corpus, VPC-recipe ECAPA, plus content privacy (C-EER) and SER and ASR learnability "
+                        "(hours; not in default: they add the ASR of each training set and 5 SER trainings and a "
+                        "CTC training per system, past its time budget)")
     p.add_argument("--quick", action="store_true", help="same as --profile quick (a few minutes; for CI)")
     p.defer(_evaluator_option)
     p.add_argument("--seed", type=int, default=0, help="global seed (corpus and anonymization)")

@@ -184,10 +184,17 @@ class Benchmark:
         from voxanon.pipelines.synth.build import build_corpus
 
         root = self.out / "corpus"
-        if not (root / names.CORPUS_FILE).is_file():
-            # the formant corpus until the main job is re-measured on the Kokoro one (issue 12)
-            build_corpus(root, size=self.profile.corpus_size, seed=self.seed, jobs=self.jobs, quiet=self.quiet,
-                         engine="formant")
+        engine, size = self.profile.corpus_engine, self.profile.corpus_size
+        corpus_file = root / names.CORPUS_FILE
+        if not corpus_file.is_file():
+            build_corpus(root, size=size, seed=self.seed, jobs=self.jobs, quiet=self.quiet, engine=engine)
+        else:
+            built = json.loads(corpus_file.read_text(encoding="utf-8"))
+            if (built.get("engine"), built.get("size_name"), built.get("seed")) != (engine, size, self.seed):
+                raise ConfigError(
+                    f"{root} holds the {built.get('engine')} corpus of size {built.get('size_name')} and seed "
+                    f"{built.get('seed')}; profile {self.profile.name!r} with seed {self.seed} needs the {engine} "
+                    f"one of size {size}: use another --out, or pass the corpus with --data")
         return find_layout(root)
 
     def _anonymize(self, system: System, layout: Layout, splits: list[str]) -> dict[str, Any]:

@@ -11,7 +11,8 @@ from voxanon.evaluation.scenarios import AA_BACKEND, AA_FINETUNED, AA_SEMI
 class Profile:
     """How much work a benchmark does.
 
-    ``splits`` get the privacy attacks, ``wer_splits`` the ASR (its most costly
+    ``corpus_engine`` and ``corpus_size`` say which ``voxanon data synth`` corpus a
+    run without ``--data`` builds. ``splits`` get the privacy attacks, ``wer_splits`` the ASR (its most costly
     utility measure); ``systems`` limits the default system list (None: all offline).
     ``rungs`` are the semi-informed attackers trained per system
     (:mod:`voxanon.evaluation.ladder`); ``ecapa_recipe`` (``small`` or ``vpc``)
@@ -21,6 +22,7 @@ class Profile:
     """
 
     name: str
+    corpus_engine: str
     corpus_size: str
     splits: tuple[str, ...]
     wer_splits: tuple[str, ...]
@@ -41,15 +43,16 @@ DEFAULT_SYSTEMS = ("admixture", "cascade", "chain", "f0_mean_reversion", "f0_noi
                    "segment_scaling", "world")
 
 PROFILES = {
-    # CI and first contact: three systems, test split, short training; the cheap rungs: back-end and small ECAPA
-    "quick": Profile("quick", "small", ("test",), ("test",), attacker_epochs=4, ser_epochs=6, n_boot=200,
+    # CI and first contact: three systems, test split, short training; the cheap rungs: back-end and small ECAPA.
+    # The formant corpus: it builds in under a minute, where the Kokoro `small` one takes 7-10 minutes
+    "quick": Profile("quick", "formant", "small", ("test",), ("test",), attacker_epochs=4, ser_epochs=6, n_boot=200,
                      quality_utts=4, listen_utts=2, rungs=(AA_BACKEND, AA_SEMI), ecapa_recipe="small",
                      finetune_epochs=0, systems=("mcadams", "world")),
-    # the main job: the signal-processing and cascade anonymizers on the small corpus; attacks on dev and
+    # the main job: the signal-processing and cascade anonymizers on the small Kokoro corpus; attacks on dev and
     # test, WER on test. The neural kNN-VC family is left to `full`: about 0.5 CPU-seconds per second of
     # audio with the ONNX vocoder (1.5 with torch), ~6 CPU-minutes for this profile's audio plus its three
     # retrained rungs and the one-off target build, not yet measured against the profile's 20-min budget
-    "default": Profile("default", "small", ("dev", "test"), ("test",), attacker_epochs=8, ser_epochs=10,
+    "default": Profile("default", "kokoro", "small", ("dev", "test"), ("test",), attacker_epochs=8, ser_epochs=10,
                        n_boot=1000, quality_utts=8, listen_utts=4, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),
                        ecapa_recipe="small", finetune_epochs=3, systems=DEFAULT_SYSTEMS),
     # every offline anonymizer (kNN-VC included); more speakers and trials for tighter intervals
@@ -57,7 +60,7 @@ PROFILES = {
     # ASR of every system's training set) and SER learnability (adds 5 SER trainings per system), each past
     # the default profile's 20-minute budget; ASR learnability (a CTC head on frozen Whisper features trained per
     # system, minutes per system on one core, BENCHMARKS.md) likewise
-    "full": Profile("full", "default", ("dev", "test"), ("dev", "test"), attacker_epochs=15, ser_epochs=15,
+    "full": Profile("full", "kokoro", "default", ("dev", "test"), ("dev", "test"), attacker_epochs=15, ser_epochs=15,
                     n_boot=1000, quality_utts=40, listen_utts=6, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),
                     ecapa_recipe="vpc", finetune_epochs=5,
                     extra_evaluators=("content", "learnability", "learnability-asr")),
