@@ -44,14 +44,15 @@ DEFAULT_SYSTEMS = ("admixture", "cascade", "chain", "f0_mean_reversion", "f0_noi
 
 PROFILES = {
     # CI and first contact: three systems, test split, short training; the cheap rungs: back-end and small ECAPA.
-    # The formant corpus: it builds in under a minute, where the Kokoro `small` one takes 7-10 minutes
+    # The formant corpus: it builds in under a minute, the Kokoro `small` one in 4.4 minutes on 2 idle cores
     "quick": Profile("quick", "formant", "small", ("test",), ("test",), attacker_epochs=4, ser_epochs=6, n_boot=200,
                      quality_utts=4, listen_utts=2, rungs=(AA_BACKEND, AA_SEMI), ecapa_recipe="small",
                      finetune_epochs=0, systems=("mcadams", "world")),
     # the main job: the signal-processing and cascade anonymizers on the small Kokoro corpus; attacks on dev and
     # test, WER on test. The neural kNN-VC family is left to `full`: about 0.5 CPU-seconds per second of
     # audio with the ONNX vocoder (1.5 with torch), ~6 CPU-minutes for this profile's audio plus its three
-    # retrained rungs and the one-off target build, not yet measured against the profile's 20-min budget
+    # retrained rungs and the one-off target build, on top of the 22 minutes this profile takes with the
+    # corpus cached (27 from nothing; BENCHMARKS.md "Main job")
     "default": Profile("default", "kokoro", "small", ("dev", "test"), ("test",), attacker_epochs=8, ser_epochs=10,
                        n_boot=1000, quality_utts=8, listen_utts=4, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),
                        ecapa_recipe="small", finetune_epochs=3, systems=DEFAULT_SYSTEMS),
