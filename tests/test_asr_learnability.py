@@ -158,7 +158,8 @@ def test_evaluator_trains_on_a_and_tests_on_b_beside_the_reference(tmp_path, mon
     monkeypatch.setitem(ctc.RECIPES, "scratch", TINY)
     assert main(["evaluate", "learnability-asr", str(anon), str(orig), "--test", str(test_f), "--test", str(test_m),
                  "--models", str(by_data[str(anon)]), "--reference-models", str(by_data[str(orig)]),
-                 "--recipe", "scratch", "--n-boot", str(RUN.n_boot), "--cache-dir", str(tmp_path / "cache"),
+                 "--recipe", "scratch", "--n-boot", str(RUN.n_boot), "--normalization", RUN.wer_normalization,
+                 "--cache-dir", str(tmp_path / "cache"),
                  "--out", str(out), "--quiet"]) == 0
     again = from_dict(LearnabilityResult, json.loads(out.read_text()))
     assert (again.anonymized, again.reference) == (res.anonymized, res.reference)

@@ -44,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
     res = asr_learnability(args.anonymized, args.original, tests, args.models, args.reference_models, ctc,
                            cache_dir=args.cache_dir or Path(args.models).parent / "cache",
                            device=resolve_device(args.device), n_boot=args.n_boot, seed=args.seed,
-                           synthetic=is_synthetic(args.original), quiet=args.quiet)
+                           normalization=args.normalization, synthetic=is_synthetic(args.original),
+                           quiet=args.quiet)
     print(format_asr_learnability(res))
     if args.out:
         from voxanon.atomic import write_text
@@ -62,6 +63,13 @@ def _add_recipe_options(p: argparse.ArgumentParser) -> None:
                         "trained from nothing on log-mels")
     p.add_argument("--epochs", type=int, help="training epochs (default: the recipe's, "
                    + ", ".join(f"{n} {r.epochs}" for n, r in RECIPES.items()) + ")")
+
+
+def _add_normalization_option(p: argparse.ArgumentParser) -> None:
+    from voxanon.metrics.text import NORMALIZERS
+
+    p.add_argument("--normalization", default="vpc", choices=sorted(NORMALIZERS),
+                   help="text normalisation before scoring (default: vpc; `voxanon benchmark` scores with words)")
 
 
 def register(commands) -> None:
@@ -85,4 +93,5 @@ def register(commands) -> None:
     p.add_argument("--out", help="write the result (JSON) here")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.defer(_add_recipe_options)
+    p.defer(_add_normalization_option)
     p.set_defaults(handler=run)
