@@ -3,8 +3,8 @@
     python tools/ladder_table.py OUT/privacy.csv [--split dev --split test]
 
 Each cell is the mean EER of the two genders followed by (female [CI] / male [CI]);
-the strongest attacker of a row (lowest mean, OO aside) is bold, as the
-benchmark's headline takes it.
+the strongest attacker of a row (lowest mean, OO aside, ties to the attacker
+that knows less) is bold, by the benchmark's own rule.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import argparse
 import csv
 from collections import defaultdict
 
-ORDER = ("OO", "OA", "AA-lazy", "AA-backend", "AA-finetuned", "AA-semi")
+from voxanon.evaluation.scenarios import ATTACKER_ORDER, OO, strongest_attacker
 
 
 def load(path: str) -> dict:
@@ -36,12 +36,13 @@ def _cell(genders: dict, bold: bool) -> str:
 
 def markdown(systems: dict, split: str) -> str:
     """One split's table: a row per system (in file order), a column per attacker that ran."""
-    scenarios = [s for s in ORDER if any(s in row for row in systems.values())]
+    scenarios = [s for s in ATTACKER_ORDER if any(s in row for row in systems.values())]
     lines = [f"{split} EER % (mean of f and m; f [95 % CI] / m [95 % CI]); **bold** = strongest attacker, OO aside",
              "", "| system | " + " | ".join(scenarios) + " |", "|---" * (len(scenarios) + 1) + "|"]
     for system, row in systems.items():
-        means = {s: (float(g["f"]["eer"]) + float(g["m"]["eer"])) / 2 for s, g in row.items() if s != "OO"}
-        best = min(means, key=means.get) if means else None
+        best = strongest_attacker({s: (float(g["f"]["eer"]) + float(g["m"]["eer"])) / 2
+                                   for s, g in row.items() if s != OO})
+        best = best[0] if best else None
         cells = [_cell(row[s], s == best) if s in row else "–" for s in scenarios]
         lines.append(f"| {system} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
