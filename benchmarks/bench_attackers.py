@@ -16,6 +16,7 @@ Each rung's training log goes into the JSON; every stage's wall time is printed.
 
     nice -n 10 python benchmarks/bench_attackers.py --data CORPUS/data \\
         --condition mcadams=ANON_DIR:_mcadams --out runs/attackers [--rungs pretrained,a,b,c-small,c-vpc]
+        [--sweep-speakers 50,100,200 --sweep-rung c-small]
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def _summary(result) -> dict:
 
 
 def sweep_speakers(dirs, dev, test, encoder, cache, out: Path, args) -> dict:
-    """Rung (a) trained on the first k training speakers (genders alternating), for each k: EER vs training size."""
+    """Rung (a) or (c) (``--sweep-rung``) trained on the first k training speakers (genders alternating), for
+    each k of ``--sweep-speakers``: EER vs training size, with each training's dev curve."""
     from itertools import chain, zip_longest
 
     from voxanon.data.kaldi import read_data_dir
@@ -56,11 +58,20 @@ def sweep_speakers(dirs, dev, test, encoder, cache, out: Path, args) -> dict:
     for k in (int(v) for v in args.sweep_speakers.split(",")):
         keep = set(speakers[:k])
         sub = train.subset([u for u in sorted(train.utt2spk) if train.utt2spk[u] in keep])
-        path, log = train_backend(sub, *dev, encoder, out / f"a-plda-{k}", cache_dir=cache, quiet=True)
-        res = evaluate_backend(*test, encoder, PldaBackend.load(path), cache_dir=cache, n_boot=10, quiet=True)
-        curve.append({"speakers": k, "lda_dim": log[0]["lda_dim"], "dev_eer": min(e["val_eer"] for e in log),
-                      "test_eer": res.eer_mean})
-        print(f"    {k} speakers: dev {curve[-1]['dev_eer']:.2f} %, test {res.eer_mean:.2f} %", flush=True)
+        start = time.time()
+        if args.sweep_rung == "a":
+            path, log = train_backend(sub, *dev, encoder, out / f"a-plda-{k}", cache_dir=cache, quiet=True)
+            res = evaluate_backend(*test, encoder, PldaBackend.load(path), cache_dir=cache, n_boot=10, quiet=True)
+            point = {"lda_dim": log[0]["lda_dim"]}
+        else:
+            path, log = train_ecapa(sub, *dev, TrainConfig(model=EcapaConfig(), epochs=args.ecapa_epochs),
+                                    out / f"c-small-{k}", quiet=True)
+            res = evaluate_privacy(*test, load_encoder(f"ecapa:{path}"), n_boot=10, quiet=True, keep_scores=False)
+            point = {"dev_curve": [round(e["val_eer"], 2) for e in log], "loss": [round(e["loss"], 3) for e in log]}
+        curve.append({"speakers": k, "utterances": len(sub.wav_scp), "dev_eer": min(e["val_eer"] for e in log),
+                      "test_eer": res.eer_mean, "seconds": round(time.time() - start, 1), **point})
+        print(f"    {k} speakers: dev {curve[-1]['dev_eer']:.2f} %, test {res.eer_mean:.2f} % "
+              f"({curve[-1]['seconds']} s)", flush=True)
     return {"eer_mean": curve[-1]["test_eer"], "curve": curve}
 
 
@@ -101,7 +112,7 @@ def run_condition(dirs: dict, out: Path, rungs: list[str], args) -> dict:
             return {**_summary(res), "log": log}
         timed("b-finetune", rung_b)
     if args.sweep_speakers:
-        timed("a-plda-sweep", lambda: sweep_speakers(dirs, dev, test, ge2e, cache, out, args))
+        timed(f"{args.sweep_rung}-sweep", lambda: sweep_speakers(dirs, dev, test, ge2e, cache, out, args))
     recipes = {"c-small": TrainConfig(model=EcapaConfig(), epochs=args.ecapa_epochs),
                "c-vpc": TrainConfig.vpc(epochs=args.ecapa_epochs, step_size=args.vpc_step_size)}
     for name, cfg in recipes.items():
@@ -126,10 +137,13 @@ def main() -> None:
     p.add_argument("--vpc-step-size", type=int, default=65000,
                    help="half cycle of the VPC recipe's cyclic LR in steps (VPC: 65000)")
     p.add_argument("--n-boot", type=int, default=200)
-    p.add_argument("--sweep-speakers", help="comma-separated training-speaker counts for a rung (a) size sweep")
+    p.add_argument("--sweep-speakers", help="comma-separated training-speaker counts for a size sweep")
+    p.add_argument("--sweep-rung", choices=("a", "c-small"), default="a",
+                   help="the rung of the size sweep (c-small: --ecapa-epochs each)")
+    p.add_argument("--threads", type=int, default=2, help="torch threads")
     p.add_argument("--only", help="run only this condition")
     args = p.parse_args()
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     conditions = {"original": {s: Path(args.data) / s for s in SETS}}
     for spec in args.condition:
         name, _, rest = spec.partition("=")

@@ -189,6 +189,10 @@ class CountEvaluator(Evaluator):
         return CountResult(n * self.settings.factor)
 
 
+def _evaluate(bench, ev, system, env):
+    return bench._evaluate([(ev, system)], env)[system.label, ev.name]
+
+
 def test_benchmark_reuses_and_recomputes_a_registered_evaluator(tmp_path, system, monkeypatch):
     monkeypatch.setitem(registry.EVALUATORS, "count", f"{__name__}:CountEvaluator")
     monkeypatch.setitem(RESULT_KINDS, "count", (CountResult, 0))
@@ -196,18 +200,44 @@ def test_benchmark_reuses_and_recomputes_a_registered_evaluator(tmp_path, system
     env = Env(tmp_path / "cache", quiet=True)
     [ev] = plan(_run(), ["count"])
     CountEvaluator.runs = 0
-    assert bench._evaluate(ev, system, env) == CountResult(2 * 10)
-    assert bench._evaluate(ev, system, env) == CountResult(2 * 10) and CountEvaluator.runs == 1
+    assert _evaluate(bench, ev, system, env) == CountResult(2 * 10)
+    assert _evaluate(bench, ev, system, env) == CountResult(2 * 10) and CountEvaluator.runs == 1
     assert bench.recomputed == ["count-sys"]
     [ev5] = plan(_run(n_boot=5), ["count"])  # other settings
-    assert bench._evaluate(ev5, system, env) == CountResult(2 * 5) and CountEvaluator.runs == 2
+    assert _evaluate(bench, ev5, system, env) == CountResult(2 * 5) and CountEvaluator.runs == 2
     enroll = system.sets[names.enrolls("test")]
     os.utime(next((enroll.parent / "audio").iterdir()), ns=(1, 1))  # audio touched: content may differ
-    bench._evaluate(ev5, system, env)
+    _evaluate(bench, ev5, system, env)
     assert CountEvaluator.runs == 3
     other_seed = Benchmark(tmp_path / "out", PROFILES["quick"], [], seed=1, quiet=True)
-    other_seed._evaluate(ev5, system, env)
+    _evaluate(other_seed, ev5, system, env)
     assert CountEvaluator.runs == 4
+
+
+class BrokenEvaluator(CountEvaluator):
+    """Fails in ``run`` (``factor`` 0) or already in its key, reading a set the system lacks (``factor`` 1)."""
+
+    kind = "broken"
+
+    @property
+    def slot(self):
+        return (str(self.settings.factor),)
+
+    def inputs(self, data):
+        return {"enroll": data.sets["no such set"]} if self.settings.factor == 1 else super().inputs(data)
+
+    def run(self, data, env):
+        raise ValueError("broken on purpose")
+
+
+def test_a_failing_evaluation_is_recorded_and_the_others_finish(tmp_path, system, monkeypatch):
+    monkeypatch.setitem(RESULT_KINDS, "count", (CountResult, 0))
+    bench = Benchmark(tmp_path / "out", PROFILES["quick"], [], seed=0, jobs=1, quiet=True)
+    count = CountEvaluator(CountSettings(3))
+    todo = [(BrokenEvaluator(CountSettings(0)), system), (BrokenEvaluator(CountSettings(1)), system), (count, system)]
+    assert bench._evaluate(todo, Env(tmp_path / "cache", quiet=True)) == {("sys", "count"): CountResult(2 * 3)}
+    assert bench.errors == {"sys": ["broken 1: KeyError: 'no such set'", "broken 0: ValueError: broken on purpose"]}
+    assert bench.recomputed == ["count-sys"]  # a failure is not saved: the next run tries again
 
 
 def test_register_kind_refuses_a_clash():

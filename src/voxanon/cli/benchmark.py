@@ -78,7 +78,9 @@ def register(commands) -> None:
     p.add_argument("--quick", action="store_true", help="same as --profile quick (a few minutes; for CI)")
     p.defer(_evaluator_option)
     p.add_argument("--seed", type=int, default=0, help="global seed (corpus and anonymization)")
-    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="worker processes of the corpus build, the anonymization and the evaluation (default: all "
+                        "cores; each evaluation runs on one thread, so a trained attacker does not depend on it)")
     p.add_argument("--asr", default="whisper-tiny", help="ASR backend spec (default whisper-tiny)")
     p.add_argument("--encoder", default="ge2e", help="pretrained speaker encoder of the ignorant/lazy attackers")
     p.add_argument("--quiet", action="store_true", help="no progress output")

@@ -101,6 +101,11 @@ class Evaluator(ABC):
         """Readable id, e.g. ``privacy AA-semi test``."""
         return " ".join((self.kind, *self.slot))
 
+    @property
+    def group(self) -> str:
+        """Evaluators of one system with the same group share work and run in order in one worker (default: alone)."""
+        return self.name
+
     def applies(self, data: SystemData) -> bool:
         """Whether this evaluation is run on ``data`` (e.g. OO only on original speech)."""
         return True

@@ -100,6 +100,10 @@ class LadderEvaluator(Evaluator):
     def slot(self) -> tuple[str, ...]:
         return (self.settings.rung, self.settings.split)
 
+    @property
+    def group(self) -> str:
+        return f"ladder {self.settings.rung}"  # the rung's training on dev serves every split
+
     def applies(self, data: SystemData) -> bool:
         return all(n in data.sets for n in (names.TRAIN, *names.split_sets(SELECT_SPLIT)))
 

@@ -260,6 +260,10 @@ class PrivacyEvaluator(Evaluator):
     def slot(self) -> tuple[str, ...]:
         return (self.settings.scenario, self.settings.split)
 
+    @property
+    def group(self) -> str:
+        return f"pretrained {self.settings.split}"  # the scenarios of one split share embeddings
+
     def applies(self, data: SystemData) -> bool:
         return SCENARIOS[self.settings.scenario].needs_anonymized or not data.anonymized  # OO: the original only
 

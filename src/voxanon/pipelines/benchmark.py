@@ -46,7 +46,7 @@ from voxanon.errors import ConfigError
 from voxanon.evaluation.evaluator import EVALUATORS, Env, Evaluator, RunSettings, SystemData, plan, stage_key
 from voxanon.evaluation.fingerprint import data_fingerprint, digest
 from voxanon.evaluation.ladder import SELECT_SPLIT
-from voxanon.evaluation.results import RESULT_KINDS, from_dict, to_dict
+from voxanon.evaluation.results import RESULT_KINDS, from_dict
 from voxanon.evaluation.scenarios import PRIMARY_SCENARIO
 from voxanon.pipelines.layout import Layout, find_layout
 from voxanon.pipelines.profiles import PROFILES, Profile  # noqa: F401  (re-exported)
@@ -91,6 +91,10 @@ def parse_system(text: str) -> System:
     return System(label or method, method, parsed)
 
 
+#: what :meth:`StageCache.get` returns for a stage not saved under the settings asked for
+MISSING = object()
+
+
 class StageCache:
     """JSON results of finished stages, keyed by name and the stage's key material."""
 
@@ -98,20 +102,25 @@ class StageCache:
         self.root = root / "stages"
         self.root.mkdir(parents=True, exist_ok=True)
 
-    def run(self, name: str, settings: dict, compute: Callable[[], Any]) -> Any:
-        """The cached result of ``name`` under ``settings``, computing (and saving) it when absent.
+    def get(self, name: str, settings: dict) -> Any:
+        """The saved result of ``name`` under ``settings``, or :data:`MISSING`.
 
         ``settings`` is key material derived from what the stage depends on
         (never written by hand; see :meth:`Evaluator.key`).
         """
         path = self.root / f"{name}.json"
-        settings = json.loads(json.dumps(settings, default=str))  # compare as stored (tuples become lists)
         if path.is_file():
             saved = json.loads(path.read_text(encoding="utf-8"))
-            if saved.get("settings") == settings:
+            if saved.get("settings") == json.loads(json.dumps(settings, default=str)):  # as stored: no tuples
                 return saved["result"]
-        result = compute()
-        self.save(name, settings, result)
+        return MISSING
+
+    def run(self, name: str, settings: dict, compute: Callable[[], Any]) -> Any:
+        """The cached result of ``name`` under ``settings``, computing (and saving) it when absent."""
+        result = self.get(name, settings)
+        if result is MISSING:
+            result = compute()
+            self.save(name, settings, result)
         return result
 
     def save(self, name: str, settings: dict, result: Any) -> None:
@@ -165,8 +174,8 @@ class Benchmark:
         self.recomputed: list[str] = []  # stages computed (not read from the cache) by this run
 
     # -- helpers -----------------------------------------------------------------------------
-    def _fail(self, system: str, stage: str, exc: Exception) -> None:
-        msg = f"{stage}: {type(exc).__name__}: {exc}"
+    def _fail(self, system: str, stage: str, exc: Exception | str) -> None:
+        msg = f"{stage}: {exc if isinstance(exc, str) else f'{type(exc).__name__}: {exc}'}"
         self.errors.setdefault(system, []).append(msg)
         if not self.quiet:
             print(f"  ! {system}: {msg}", flush=True)
@@ -239,11 +248,41 @@ class Benchmark:
             return None
         return models
 
-    def _evaluate(self, evaluator: Evaluator, data: SystemData, env: Env) -> Any:
-        """The evaluator's typed result on ``data``, from the cache when nothing it depends on changed."""
-        name = "-".join((evaluator.kind, data.label, *evaluator.slot))
-        saved = self._cached(name, evaluator.key(data, self.seed), lambda: to_dict(evaluator.run(data, env)))
-        return from_dict(RESULT_KINDS[evaluator.kind][0], saved, name)
+    def _evaluate(self, todo: list[tuple[Evaluator, SystemData]], env: Env) -> dict[tuple[str, str], Any]:
+        """Typed results by (system, evaluator name): from the cache when nothing they depend on changed, else
+        computed on :mod:`~voxanon.pipelines.eval_workers` (``jobs`` at a time) and saved."""
+        from voxanon.pipelines.eval_workers import run_units, units
+
+        stages, saved, missing = {}, {}, []
+        for ev, data in todo:
+            try:  # the key reads the inputs' content
+                stages[data.label, ev.name] = "-".join((ev.kind, data.label, *ev.slot)), ev.key(data, self.seed)
+            except Exception as exc:
+                self._fail(data.label, ev.name, exc)
+                continue
+            result = self.cache.get(*stages[data.label, ev.name])
+            if result is MISSING:
+                missing.append((ev, data))
+            else:
+                saved[data.label, ev.name] = result
+        for unit, outcomes in run_units(units(missing), env, self.jobs or len(os.sched_getaffinity(0))):
+            for ev, (result, error) in zip(unit.evaluators, outcomes):
+                if error is not None:
+                    self._fail(unit.data.label, ev.name, error)
+                    continue
+                name, key = stages[unit.data.label, ev.name]
+                self.cache.save(name, key, result)
+                self.recomputed.append(name)
+                saved[unit.data.label, ev.name] = result
+        typed = {}
+        for ev, data in todo:
+            if (data.label, ev.name) in saved:
+                try:
+                    typed[data.label, ev.name] = from_dict(RESULT_KINDS[ev.kind][0], saved[data.label, ev.name],
+                                                           ev.name)
+                except Exception as exc:  # a saved result this version cannot read
+                    self._fail(data.label, ev.name, exc)
+        return typed
 
     # -- stages --------------------------------------------------------------------------------
     def run(self) -> BenchmarkResults:
@@ -292,14 +331,11 @@ class Benchmark:
                                      ser_models=ser_models, synthetic=layout.synthetic)
                    for label, paths in anon_paths.items()}
         stages.step(f"evaluate: {len(systems)} systems x {len(evaluators)} evaluators")
-        for ev in evaluators:
-            for label, data in systems.items():
-                if not ev.applies(data):
-                    continue
-                try:
-                    records[label]["results"][(ev.kind, *ev.slot)] = self._evaluate(ev, data, env)
-                except Exception as exc:
-                    self._fail(label, ev.name, exc)
+        todo = [(ev, data) for ev in evaluators for data in systems.values() if ev.applies(data)]
+        results_by = self._evaluate(todo, env)
+        for ev, data in todo:  # in plan order, whatever order the workers finished in
+            if (data.label, ev.name) in results_by:
+                records[data.label]["results"][(ev.kind, *ev.slot)] = results_by[data.label, ev.name]
 
         stages.step("ranking")
         record_objs = {label: SystemRecord(**r) for label, r in records.items()}

@@ -1,0 +1,186 @@
+"""The benchmark's evaluation workers: units of shared work, one thread per worker, failures that stay local."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData, plan
+from voxanon.pipelines.eval_workers import Unit, run_units, units
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    tag: str
+    group: str = ""
+    action: str = "ok"  # ok | raise | die
+    seconds: float = 0.0  # how long it works
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    tag: str
+    pid: int
+    torch_threads: int
+    omp: str | None
+    seen: tuple[str, ...]  # tags of this system's earlier probes, read from the shared cache folder
+
+
+class ProbeEvaluator(Evaluator):
+    """Writes its tag into the run's cache folder and reports where and how it ran."""
+
+    kind = "probe"
+    Settings = ProbeSettings
+
+    @classmethod
+    def plan(cls, run):
+        return []
+
+    @property
+    def name(self):
+        return f"probe {self.settings.tag}"
+
+    @property
+    def group(self):
+        return self.settings.group or self.name
+
+    def inputs(self, data):
+        return {}
+
+    def run(self, data, env):
+        import torch
+
+        if self.settings.action == "raise":
+            raise ValueError(f"probe {self.settings.tag} refuses")
+        if self.settings.action == "die":
+            os._exit(3)
+        time.sleep(self.settings.seconds)
+        folder = env.cache_dir / data.label
+        seen = tuple(sorted(p.name for p in folder.iterdir())) if folder.is_dir() else ()
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / self.settings.tag).write_text("done")
+        return ProbeResult(self.settings.tag, os.getpid(), torch.get_num_threads(), os.environ.get("OMP_NUM_THREADS"),
+                           seen)
+
+
+def _system(label: str) -> SystemData:
+    return SystemData(label, True, {}, {})
+
+
+def _probe(tag: str, group: str = "", action: str = "ok", seconds: float = 0.0) -> ProbeEvaluator:
+    return ProbeEvaluator(ProbeSettings(tag, group, action, seconds))
+
+
+def test_units_group_shared_work_of_one_system_in_plan_order():
+    run = RunSettings(splits=("dev", "test"), wer_splits=("test",), n_boot=10, seed=0, asr="whisper-tiny",
+                      wer_normalization="words", pretrained="ge2e", quality_utts=2, quality_split="test",
+                      rungs=("AA-backend", "AA-semi"), ecapa_recipe="small", attacker_epochs=1, finetune_epochs=0)
+    evaluators = plan(run, ["privacy", "ladder", "wer"])
+    a, b = _system("a"), _system("b")
+    got = [(u.data.label, [e.name for e in u.evaluators])
+           for u in units([(ev, s) for ev in evaluators for s in (a, b)])]
+    assert got == [
+        ("a", ["privacy OO dev", "privacy OA dev", "privacy AA-lazy dev"]),
+        ("b", ["privacy OO dev", "privacy OA dev", "privacy AA-lazy dev"]),
+        ("a", ["privacy OO test", "privacy OA test", "privacy AA-lazy test"]),
+        ("b", ["privacy OO test", "privacy OA test", "privacy AA-lazy test"]),
+        ("a", ["privacy AA-backend dev", "privacy AA-backend test"]),  # one training serves both splits
+        ("b", ["privacy AA-backend dev", "privacy AA-backend test"]),
+        ("a", ["privacy AA-semi dev", "privacy AA-semi test"]),
+        ("b", ["privacy AA-semi dev", "privacy AA-semi test"]),
+        ("a", ["wer test"]), ("b", ["wer test"])]
+
+
+def _outcomes(results):
+    return {(unit.data.label, ev.settings.tag): outcome
+            for unit, outcomes in results for ev, outcome in zip(unit.evaluators, outcomes)}
+
+
+def test_workers_run_units_in_parallel_processes_with_one_thread_each(tmp_path: Path):
+    todo = [Unit(_system(s), (_probe("train", "g", seconds=0.5), _probe("attack", "g"))) for s in "abcd"]
+    got = _outcomes(run_units(todo, Env(tmp_path, quiet=True), jobs=2))
+    assert len(got) == 8 and all(error is None for _, error in got.values())
+    pids = {result["pid"] for result, _ in got.values()}
+    assert len(pids) == 2 and os.getpid() not in pids
+    assert {(r["torch_threads"], r["omp"]) for r, _ in got.values()} == {(1, "1")}
+    for s in "abcd":  # a unit runs in order, in one worker
+        train, attack = got[s, "train"][0], got[s, "attack"][0]
+        assert train["pid"] == attack["pid"] and train["seen"] == [] and attack["seen"] == ["train"]
+
+
+def test_one_job_runs_in_this_process_on_one_torch_thread(tmp_path: Path):
+    import torch
+
+    torch.set_num_threads(2)
+    got = _outcomes(run_units([Unit(_system("a"), (_probe("x"),))], Env(tmp_path, quiet=True), jobs=1))
+    assert got["a", "x"][0]["pid"] == os.getpid() and got["a", "x"][0]["torch_threads"] == 1
+    assert torch.get_num_threads() == 2  # restored
+
+
+def test_an_error_fails_its_evaluation_only(tmp_path: Path):
+    todo = [Unit(_system("a"), (_probe("bad", "g", "raise"), _probe("next", "g"))), Unit(_system("b"), (_probe("x"),))]
+    got = _outcomes(run_units(todo, Env(tmp_path, quiet=True), jobs=2))
+    assert got["a", "bad"] == (None, "ValueError: probe bad refuses")
+    assert got["a", "next"][1] is None and got["b", "x"][1] is None
+
+
+def test_a_dead_worker_fails_its_unit_and_a_new_pool_takes_the_rest(tmp_path: Path):
+    todo = [Unit(_system("b"), (_probe("crash", "g", "die"), _probe("lost", "g"))),
+            *[Unit(_system(s), (_probe("late"),)) for s in ("c", "d", "e")]]
+    got = _outcomes(run_units(todo, Env(tmp_path, quiet=True), jobs=2))
+    assert len(got) == 5  # every evaluation has an outcome (c ran beside the crash: done or lost with it)
+    for tag in ("crash", "lost"):
+        assert got["b", tag][0] is None and "worker process died" in got["b", tag][1]
+    for s in "de":  # submitted after the crash, to a new pool
+        assert got[s, "late"][1] is None and got[s, "late"][0]["tag"] == "late"
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    root: str
+
+
+class TrainProbe(Evaluator):
+    """Trains a tiny ECAPA attacker (selected on dev trials) and returns its log."""
+
+    kind = "probe"
+    Settings = TrainSettings
+
+    @classmethod
+    def plan(cls, run):
+        return []
+
+    def inputs(self, data):
+        return {}
+
+    def run(self, data, env):
+        from test_asv_training import TINY
+        from voxanon.data.kaldi import read_data_dir
+        from voxanon.evaluation.asv_training import TrainConfig, train_ecapa
+
+        root = Path(self.settings.root)
+        cfg = TrainConfig(model=TINY, epochs=2, batch_size=8, chunk_seconds=0.5, val_fraction=0.25)
+        _, log = train_ecapa(read_data_dir(root / "train"), root / "enroll", [root / "trials"], cfg,
+                             env.cache_dir / data.label, seed=3, quiet=True)
+        return {"history": log}
+
+
+def test_a_trained_attacker_does_not_depend_on_the_jobs(tmp_path: Path):
+    import torch
+    from test_asv_training import _trial_dirs, make_corpus
+    from voxanon.data.kaldi import write_data_dir
+
+    write_data_dir(make_corpus(tmp_path / "wavs", n_spk=4, n_utt=4, dur=0.6), tmp_path / "train")
+    _trial_dirs(tmp_path, make_corpus(tmp_path / "dev", n_spk=4, n_utt=4, dur=0.6))
+    probe = TrainProbe(TrainSettings(str(tmp_path)))
+    torch.set_num_threads(2)
+    histories = {}
+    for jobs in (1, 2):
+        todo = [Unit(_system(f"{jobs}-{i}"), (probe,)) for i in range(jobs)]
+        for unit, [(result, error)] in run_units(todo, Env(tmp_path / "cache", quiet=True), jobs=jobs):
+            assert error is None
+            histories[unit.data.label] = result["history"]
+    assert histories["1-0"] == histories["2-0"] == histories["2-1"]
+    assert len(histories["1-0"]) == 2
