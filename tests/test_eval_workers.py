@@ -28,15 +28,23 @@ class ProbeResult:
     seen: tuple[str, ...]  # tags of this system's earlier probes, read from the shared cache folder
 
 
-class ProbeEvaluator(Evaluator):
-    """Writes its tag into the run's cache folder and reports where and how it ran."""
+class _Probe(Evaluator):
+    """An evaluator the tests hand to the workers directly (no plan, no inputs)."""
 
     kind = "probe"
-    Settings = ProbeSettings
 
     @classmethod
     def plan(cls, run):
         return []
+
+    def inputs(self, data):
+        return {}
+
+
+class ProbeEvaluator(_Probe):
+    """Writes its tag into the run's cache folder and reports where and how it ran."""
+
+    Settings = ProbeSettings
 
     @property
     def name(self):
@@ -45,9 +53,6 @@ class ProbeEvaluator(Evaluator):
     @property
     def group(self):
         return self.settings.group or self.name
-
-    def inputs(self, data):
-        return {}
 
     def run(self, data, env):
         import torch
@@ -142,18 +147,10 @@ class TrainSettings:
     root: str
 
 
-class TrainProbe(Evaluator):
+class TrainProbe(_Probe):
     """Trains a tiny ECAPA attacker (selected on dev trials) and returns its log."""
 
-    kind = "probe"
     Settings = TrainSettings
-
-    @classmethod
-    def plan(cls, run):
-        return []
-
-    def inputs(self, data):
-        return {}
 
     def run(self, data, env):
         from test_asv_training import TINY
