@@ -44,6 +44,13 @@ def _summary(result) -> dict:
             **{f"ci_{g}": [m.eer_ci.low, m.eer_ci.high] for g, m in result.by_gender.items()}}
 
 
+def ecapa_recipes(args) -> dict[str, TrainConfig]:
+    """Rung (c)'s recipes; ``--vpc-step-size 0`` scales the VPC's cyclic LR to the corpus as the benchmark does
+    (a half cycle per epoch, :func:`voxanon.evaluation.ladder.rung_training`)."""
+    return {"c-small": TrainConfig(model=EcapaConfig(), epochs=args.ecapa_epochs),
+            "c-vpc": TrainConfig.vpc(epochs=args.ecapa_epochs, step_size=args.vpc_step_size or None, cycle_epochs=2.0)}
+
+
 def sweep_speakers(dirs, dev, test, encoder, cache, out: Path, args) -> dict:
     """Rung (a) or (c) (``--sweep-rung``) trained on the first k training speakers (genders alternating), for
     each k of ``--sweep-speakers``: EER vs training size, with each training's dev curve."""
@@ -57,20 +64,21 @@ def sweep_speakers(dirs, dev, test, encoder, cache, out: Path, args) -> dict:
     curve = []
     for k in (int(v) for v in args.sweep_speakers.split(",")):
         keep = set(speakers[:k])
-        sub = train.subset([u for u in sorted(train.utt2spk) if train.utt2spk[u] in keep])
+        utts = {u for s in keep for u in sorted(train.spk2utt[s])[:args.sweep_utterances]}
+        sub = train.subset([u for u in sorted(train.utt2spk) if u in utts])
         start = time.time()
         if args.sweep_rung == "a":
             path, log = train_backend(sub, *dev, encoder, out / f"a-plda-{k}", cache_dir=cache, quiet=True)
             res = evaluate_backend(*test, encoder, PldaBackend.load(path), cache_dir=cache, n_boot=10, quiet=True)
             point = {"lda_dim": log[0]["lda_dim"]}
         else:
-            path, log = train_ecapa(sub, *dev, TrainConfig(model=EcapaConfig(), epochs=args.ecapa_epochs),
-                                    out / f"c-small-{k}", quiet=True)
+            path, log = train_ecapa(sub, *dev, ecapa_recipes(args)[args.sweep_rung], out / f"{args.sweep_rung}-{k}",
+                                    quiet=True)
             res = evaluate_privacy(*test, load_encoder(f"ecapa:{path}"), n_boot=10, quiet=True, keep_scores=False)
             point = {"dev_curve": [round(e["val_eer"], 2) for e in log], "loss": [round(e["loss"], 3) for e in log]}
         curve.append({"speakers": k, "utterances": len(sub.wav_scp), "dev_eer": min(e["val_eer"] for e in log),
                       "test_eer": res.eer_mean, "seconds": round(time.time() - start, 1), **point})
-        print(f"    {k} speakers: dev {curve[-1]['dev_eer']:.2f} %, test {res.eer_mean:.2f} % "
+        print(f"    {k} speakers, {len(sub.wav_scp)} utterances: dev {curve[-1]['dev_eer']:.2f} %, test {res.eer_mean:.2f} % "
               f"({curve[-1]['seconds']} s)", flush=True)
     return {"eer_mean": curve[-1]["test_eer"], "curve": curve}
 
@@ -113,9 +121,7 @@ def run_condition(dirs: dict, out: Path, rungs: list[str], args) -> dict:
         timed("b-finetune", rung_b)
     if args.sweep_speakers:
         timed(f"{args.sweep_rung}-sweep", lambda: sweep_speakers(dirs, dev, test, ge2e, cache, out, args))
-    recipes = {"c-small": TrainConfig(model=EcapaConfig(), epochs=args.ecapa_epochs),
-               "c-vpc": TrainConfig.vpc(epochs=args.ecapa_epochs, step_size=args.vpc_step_size)}
-    for name, cfg in recipes.items():
+    for name, cfg in ecapa_recipes(args).items():
         if name in rungs:
             def rung_c(cfg=cfg, name=name):
                 path, log = train_ecapa(dirs["train"], *dev, cfg, out / name, quiet=True)
@@ -135,10 +141,13 @@ def main() -> None:
     p.add_argument("--ge2e-epochs", type=int, default=5)
     p.add_argument("--ecapa-epochs", type=int, default=8)
     p.add_argument("--vpc-step-size", type=int, default=65000,
-                   help="half cycle of the VPC recipe's cyclic LR in steps (VPC: 65000)")
+                   help="half cycle of the VPC recipe's cyclic LR in steps (VPC: 65000; 0: a half cycle per epoch, "
+                        "as the benchmark)")
     p.add_argument("--n-boot", type=int, default=200)
     p.add_argument("--sweep-speakers", help="comma-separated training-speaker counts for a size sweep")
-    p.add_argument("--sweep-rung", choices=("a", "c-small"), default="a",
+    p.add_argument("--sweep-utterances", type=int, default=None,
+                   help="keep this many training utterances per speaker in the size sweep (default: all)")
+    p.add_argument("--sweep-rung", choices=("a", "c-small", "c-vpc"), default="a",
                    help="the rung of the size sweep (c-small: --ecapa-epochs each)")
     p.add_argument("--threads", type=int, default=2, help="torch threads")
     p.add_argument("--only", help="run only this condition")
