@@ -131,15 +131,15 @@ def test_an_error_fails_its_evaluation_only(tmp_path: Path):
     assert got["a", "next"][1] is None and got["b", "x"][1] is None
 
 
-def test_a_dead_worker_fails_its_unit_and_a_new_pool_takes_the_rest(tmp_path: Path):
-    todo = [Unit(_system("b"), (_probe("crash", "g", "die"), _probe("lost", "g"))),
-            *[Unit(_system(s), (_probe("late"),)) for s in ("c", "d", "e")]]
+def test_a_dead_worker_fails_only_its_own_unit(tmp_path: Path):
+    todo = [Unit(_system("b"), (_probe("crash", "g", "die"), _probe("after", "g"))),
+            *[Unit(_system(s), (_probe("beside", seconds=0.3 * (s == "c")),)) for s in "cdef"]]
     got = _outcomes(run_units(todo, Env(tmp_path, quiet=True), jobs=2))
-    assert len(got) == 5  # every evaluation has an outcome (c ran beside the crash: done or lost with it)
-    for tag in ("crash", "lost"):
-        assert got["b", tag][0] is None and "worker process died" in got["b", tag][1]
-    for s in "de":  # submitted after the crash, to a new pool
-        assert got[s, "late"][1] is None and got[s, "late"][0]["tag"] == "late"
+    assert len(got) == 6
+    for tag in ("crash", "after"):  # the unit that killed its worker, alone on the retry as well
+        assert got["b", tag] == (None, "worker process died (out of memory or a crash in native code)")
+    for s in "cdef":  # beside it when it died (c), or after: run again, or on the new pool
+        assert got[s, "beside"][1] is None and got[s, "beside"][0]["tag"] == "beside"
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,10 @@ thread (torch, OpenMP, CTranslate2): for these small models, processes use
 the cores better than threads do, and a trained attacker does not depend on
 how many jobs ran. A worker loads each model once (its own
 :class:`~voxanon.evaluation.evaluator.Env`) and shares the run's caches,
-whose writes are atomic. An evaluation that raises fails alone; a worker that
-dies (out of memory, a crash in native code) fails the units running, and a
-new pool takes the rest. ``jobs=1`` runs every unit in this process, with one
+whose writes are atomic. An evaluation that raises fails alone. When a worker
+dies (out of memory, a crash in native code), a new pool takes the rest, and
+the units that were running then run again one at a time, so that only the
+one that kills its worker fails. ``jobs=1`` runs every unit in this process, with one
 torch thread as well.
 """
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,7 +86,11 @@ def _run_in_worker(unit: Unit) -> list[Outcome]:
 
 
 def run_units(todo: list[Unit], env: Env, jobs: int) -> Iterator[tuple[Unit, list[Outcome]]]:
-    """Every unit with its outcomes, as each finishes (in order when ``jobs`` is 1)."""
+    """Every unit with its outcomes, as each finishes (in order when ``jobs`` is 1).
+
+    The units that were running when a worker died are run again afterwards, one at a time: alone, a unit
+    that kills its worker is the one at fault, and only it fails.
+    """
     workers = min(jobs, len(todo))
     if workers <= 1:
         import torch
@@ -98,25 +103,36 @@ def run_units(todo: list[Unit], env: Env, jobs: int) -> Iterator[tuple[Unit, lis
         finally:
             torch.set_num_threads(threads)
         return
-    pending = iter(todo)
-    in_flight: dict[Future, Unit] = {}
+    suspects = []
+    for unit, outcomes in _on_pool(todo, workers, env):
+        if outcomes is None:
+            suspects.append(unit)
+        else:
+            yield unit, outcomes
+    for unit, outcomes in _on_pool(suspects, 1, env):
+        yield unit, outcomes or [(None, _DIED)] * len(unit.evaluators)
+
+
+def _on_pool(todo: list[Unit], workers: int, env: Env) -> Iterator[tuple[Unit, list[Outcome] | None]]:
+    """Units run on ``workers`` processes, as each finishes; None for those running when a worker died
+    (the pool is gone then: a new one takes the rest)."""
+    if not todo:
+        return
+    pending, in_flight = list(reversed(todo)), {}
     pool = process_pool(workers, start_worker, (env.cache_dir, env.quiet, env.device))
     try:
-        while True:
-            for unit in pending:
-                in_flight[pool.submit(_run_in_worker, unit)] = unit
-                if len(in_flight) >= workers:  # no queue: a broken pool loses only the units running
-                    break
-            if not in_flight:
-                return
-            finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+        while pending or in_flight:
             try:
+                while pending and len(in_flight) < workers:  # no queue: a broken pool loses only the units running
+                    in_flight[pool.submit(_run_in_worker, pending[-1])] = pending[-1]
+                    pending.pop()
+                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    yield in_flight[future], future.result()
-                    del in_flight[future]
-            except BrokenProcessPool as exc:  # the pool is gone with every unit in it: those fail, a new one goes on
+                    outcomes = future.result()
+                    yield in_flight.pop(future), outcomes
+            except BrokenProcessPool:
                 for unit in in_flight.values():
-                    yield unit, [(None, f"{_DIED}: {exc}")] * len(unit.evaluators)
+                    yield unit, None
                 in_flight.clear()
                 pool.shutdown(wait=True, cancel_futures=True)
                 pool = process_pool(workers, start_worker, (env.cache_dir, env.quiet, env.device))
