@@ -48,7 +48,8 @@ def ecapa_recipes(args) -> dict[str, TrainConfig]:
     """Rung (c)'s recipes; ``--vpc-step-size 0`` scales the VPC's cyclic LR to the corpus as the benchmark does
     (a half cycle per epoch, :func:`voxanon.evaluation.ladder.rung_training`)."""
     return {"c-small": TrainConfig(model=EcapaConfig(), epochs=args.ecapa_epochs),
-            "c-vpc": TrainConfig.vpc(epochs=args.ecapa_epochs, step_size=args.vpc_step_size or None, cycle_epochs=2.0)}
+            "c-vpc": TrainConfig.vpc(epochs=args.ecapa_epochs, step_size=args.vpc_step_size or None,
+                                     cycle_epochs=2.0)}
 
 
 def sweep_speakers(dirs, dev, test, encoder, cache, out: Path, args) -> dict:
@@ -78,8 +79,8 @@ def sweep_speakers(dirs, dev, test, encoder, cache, out: Path, args) -> dict:
             point = {"dev_curve": [round(e["val_eer"], 2) for e in log], "loss": [round(e["loss"], 3) for e in log]}
         curve.append({"speakers": k, "utterances": len(sub.wav_scp), "dev_eer": min(e["val_eer"] for e in log),
                       "test_eer": res.eer_mean, "seconds": round(time.time() - start, 1), **point})
-        print(f"    {k} speakers, {len(sub.wav_scp)} utterances: dev {curve[-1]['dev_eer']:.2f} %, test {res.eer_mean:.2f} % "
-              f"({curve[-1]['seconds']} s)", flush=True)
+        print(f"    {k} speakers, {len(sub.wav_scp)} utterances: dev {curve[-1]['dev_eer']:.2f} %, "
+              f"test {res.eer_mean:.2f} % ({curve[-1]['seconds']} s)", flush=True)
     return {"eer_mean": curve[-1]["test_eer"], "curve": curve}
 
 

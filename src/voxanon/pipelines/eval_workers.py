@@ -13,14 +13,13 @@ how many jobs ran. A worker loads each model once (its own
 whose writes are atomic. An evaluation that raises fails alone. When a worker
 dies (out of memory, a crash in native code), a new pool takes the rest, and
 the units that were running then run again one at a time, so that only the
-one that kills its worker fails. ``jobs=1`` runs every unit in this process, with one
-torch thread as well.
+one that kills its worker fails. ``jobs=1`` runs every unit in this process,
+with one torch thread as well.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -71,10 +70,9 @@ _env: Env | None = None
 def start_worker(cache_dir: Path, quiet: bool, device: str) -> None:
     """Process-pool initializer: one intra-op thread, a fresh :class:`Env`."""
     global _env
-    os.environ.update(SINGLE_THREAD_ENV)
-    torch = sys.modules.get("torch")
-    if torch is None:
-        import torch
+    os.environ.update(SINGLE_THREAD_ENV)  # before the numeric libraries start their thread pools
+    import torch
+
     torch.set_num_threads(1)
     _env = Env(cache_dir, quiet=quiet, device=device)
 

@@ -58,10 +58,11 @@ PROFILES = {
                        ecapa_recipe="small", finetune_epochs=3, systems=DEFAULT_SYSTEMS),
     # every offline anonymizer (kNN-VC included); more speakers and trials for tighter intervals; rung (c) with
     # the VPC recipe, a GPU recipe: on one CPU core an epoch of its 800 training utterances took over 5
-    # CPU-minutes (BENCHMARKS.md "Rung (c) against epochs"), so on 2 cores this profile takes many hours. Only here: content privacy (C-EER; adds the
-    # ASR of every system's training set) and SER learnability (adds 5 SER trainings per system), each past
-    # the default profile's 20-minute budget; ASR learnability (a CTC head on frozen Whisper features trained per
-    # system, minutes per system on one core, BENCHMARKS.md) likewise
+    # CPU-minutes (BENCHMARKS.md "Rung (c) against epochs"), so on 2 cores this profile takes many hours.
+    # Only here: content privacy (C-EER; adds the ASR of every system's training set) and SER learnability
+    # (adds 5 SER trainings per system), each past the default profile's 20-minute budget; ASR learnability
+    # (a CTC head on frozen Whisper features trained per system, minutes per system on one core, BENCHMARKS.md)
+    # likewise
     "full": Profile("full", "kokoro", "default", ("dev", "test"), ("dev", "test"), attacker_epochs=15, ser_epochs=15,
                     n_boot=1000, quality_utts=40, listen_utts=6, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),
                     ecapa_recipe="vpc", finetune_epochs=5,
