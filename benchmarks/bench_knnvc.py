@@ -43,13 +43,11 @@ def unit(x: np.ndarray) -> np.ndarray:
 
 def similarity(pairs: list[tuple[str, str]], seed: int) -> None:
     from voxanon.data.kaldi import read_data_dir
-    from voxanon.data.sentences import load_sentences
     from voxanon.models.speaker import load_encoder
 
     enc = load_encoder("ge2e")
     anon = KnnVc()
-    texts = [s.text for s in load_sentences()[: anon.config.n_sentences]]
-    sources = tts_sources(anon.config.voices, texts)
+    sources = anon.sources()
     target_emb = np.stack([unit(enc.embed([np.concatenate([resample(w, sr, 16000) for w, sr in s.load()])], 16000)[0])
                            for s in sources])
     to_src, to_tgt, orig_to_tgt = [], [], []

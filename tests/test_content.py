@@ -152,3 +152,17 @@ def test_hf_errors_name_the_problem(tmp_path):
         load_content_encoder(f"hf:{tmp_path}")
     with pytest.raises(ContentError, match="unknown content encoder"):
         load_content_encoder("mfcc")
+
+
+def test_ct2_encoder_names_its_model(tmp_path):
+    """Caches keyed by an encoder's name (kNN-VC matching sets) tell two CTranslate2 Whisper models apart."""
+    import os
+
+    from voxanon.models.asr.whisper import bundled_model_dir
+
+    other = tmp_path / "copy"
+    other.mkdir()
+    (other / "model.bin").symlink_to(Path(bundled_model_dir()) / "model.bin")
+    names = {load_content_encoder(f"whisper-ct2:{d}:2").name for d in (bundled_model_dir(), other)}
+    assert names == {f"whisper-ct2:{os.path.abspath(bundled_model_dir())}:2-debiased",
+                     f"whisper-ct2:{other}:2-debiased"}

@@ -46,3 +46,28 @@ def test_real_subset_is_a_valid_labelled_data_dir(tmp_path):
     json.dumps(info)
     again, _ = build_real_subset(tmp_path, clips)  # reuses the converted files
     assert again.utt2dur == data.utt2dur
+
+
+def test_prompt_clips_keep_whole_sentences_with_their_transcripts(tmp_path):
+    import gzip
+
+    from voxanon.data.debian_clips import prompt_clips
+
+    doc = tmp_path / "usr/share/doc/asterisk-core-sounds-en"
+    sounds = tmp_path / "usr/share/asterisk/sounds/en"
+    doc.mkdir(parents=True)
+    sounds.mkdir(parents=True)
+    listing = ["; Core Asterisk Sounds in English", "",
+               "agent-pass: Please enter your password followed by the pound key.",
+               "beep: [this is a simple beep tone]",
+               "conf-adminmenu: Please press 1 to mute or unmute yourself.",
+               "calling: Calling.",
+               "no-file: There is no recording of this prompt at all."]
+    with gzip.open(doc / "core-sounds-en.txt.gz", "wt") as fh:
+        fh.write("\n".join(listing) + "\n")
+    for name in ("agent-pass", "beep", "conf-adminmenu", "calling"):
+        sf.write(sounds / f"{name}.wav", [0.0] * 800, 8000)
+    (clip,) = prompt_clips(tmp_path)          # digits, sound notes, short prompts and missing files left out
+    assert clip.text == "PLEASE ENTER YOUR PASSWORD FOLLOWED BY THE POUND KEY"
+    assert clip.speaker == "asterisk-allison" and clip.path == sounds / "agent-pass.wav"
+    assert prompt_clips(tmp_path / "elsewhere") == []

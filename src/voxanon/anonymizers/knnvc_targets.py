@@ -33,6 +33,7 @@ from voxanon.atomic import atomic_open
 from voxanon.audio.io import load_audio, resample
 from voxanon.dsp.frames import interpolate_frames
 from voxanon.errors import DataError
+from voxanon.progress import Progress
 
 #: bump when the matching-set computation changes (invalidates caches). 2: feature vocoders' target
 #: silence is trimmed on the waveform's mels (version 1 trimmed on the features and kept the silence)
@@ -46,6 +47,7 @@ class TargetSource:
     name: str
     identity: tuple
     load: Callable[[], Iterator[tuple[np.ndarray, int]]]
+    size: int  #: pieces (sentences or files) that ``load`` yields
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,7 +77,7 @@ def tts_sources(specs: tuple[str, ...], texts: list[str]) -> list[TargetSource]:
                 yield voice.synthesize(text)
         return load
 
-    return [TargetSource(spec, ("tts", spec, tuple(texts)), loader(spec)) for spec in specs]
+    return [TargetSource(spec, ("tts", spec, tuple(texts)), loader(spec), len(texts)) for spec in specs]
 
 
 def _file_sources(groups: dict[str, list[str]]) -> list[TargetSource]:
@@ -88,7 +90,7 @@ def _file_sources(groups: dict[str, list[str]]) -> list[TargetSource]:
         for p in paths:
             st = os.stat(p) if not p.rstrip().endswith("|") else None
             ident.append((p, st.st_size if st else 0, st.st_mtime_ns if st else 0))
-        out.append(TargetSource(name, ("files", tuple(ident)), loader(paths)))
+        out.append(TargetSource(name, ("files", tuple(ident)), loader(paths), len(paths)))
     return out
 
 
@@ -126,10 +128,18 @@ def mean_log_f0(wav: np.ndarray, sr: int) -> float:
     return float(np.log(voiced).mean()) if len(voiced) else float("nan")
 
 
-def compute_matching_set(source: TargetSource, encoder, vocoder, trim_db: float) -> MatchingSet:
-    """Keys, values and mean log-F0 of one target's speech (all of it encoded as one 16 kHz signal)."""
+def compute_matching_set(source: TargetSource, encoder, vocoder, trim_db: float,
+                         progress: Progress | None = None) -> MatchingSet:
+    """Keys, values and mean log-F0 of one target's speech (all of it encoded as one 16 kHz signal).
+
+    ``progress`` counts the source's pieces as they load (with their seconds of audio).
+    """
     gap = np.zeros(1600, dtype=np.float32)
-    parts = [p for wav, sr in source.load() for p in (resample(np.asarray(wav, dtype=np.float32), sr, 16000), gap)]
+    parts = []
+    for wav, sr in source.load():
+        parts += [resample(np.asarray(wav, dtype=np.float32), sr, 16000), gap]
+        if progress is not None:
+            progress.update(audio_seconds=len(wav) / sr)
     wav = np.concatenate(parts) if parts else gap
     if not np.any(wav):
         raise DataError(f"target {source.name}: no speech (all audio silent or empty)")
@@ -141,14 +151,20 @@ def compute_matching_set(source: TargetSource, encoder, vocoder, trim_db: float)
     return MatchingSet(source.name, keys.astype(np.float32), mel[keep].astype(np.float32), mean_log_f0(wav, 16000))
 
 
-def matching_set(source: TargetSource, encoder, vocoder, trim_db: float = 40.0) -> MatchingSet:
-    """The cached matching set of ``source``, computing and storing it on first use."""
+def cache_path(source: TargetSource, encoder, vocoder, trim_db: float = 40.0) -> Path:
+    """Where the matching set of ``source`` under this encoder, vocoder and trimming is cached."""
     ident = json.dumps([FORMAT_VERSION, list(source.identity), encoder.name, vocoder.name, trim_db], default=str)
-    path = cache_root() / f"{hashlib.sha256(ident.encode()).hexdigest()}.npz"
+    return cache_root() / f"{hashlib.sha256(ident.encode()).hexdigest()}.npz"
+
+
+def matching_set(source: TargetSource, encoder, vocoder, trim_db: float = 40.0,
+                 progress: Progress | None = None) -> MatchingSet:
+    """The cached matching set of ``source``, computing and storing it on first use."""
+    path = cache_path(source, encoder, vocoder, trim_db)
     if path.exists():
         with np.load(path) as z:
             return MatchingSet(source.name, z["keys"], z["values"], float(z["log_f0_mean"]))
-    ms = compute_matching_set(source, encoder, vocoder, trim_db)
+    ms = compute_matching_set(source, encoder, vocoder, trim_db, progress)
     with atomic_open(path) as fh:
         np.savez(fh, keys=ms.keys, values=ms.values, log_f0_mean=ms.log_f0_mean)
     return ms

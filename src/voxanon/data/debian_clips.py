@@ -94,6 +94,30 @@ def find_clips(root: str | Path = "/") -> list[Clip]:
     return sorted(clips, key=lambda c: c.utt)
 
 
+def prompt_clips(root: str | Path = "/", min_words: int = 5) -> list[Clip]:
+    """Asterisk's sentence prompts (8 kHz telephone speech of one speaker) with the transcripts of the
+    package's ``core-sounds-en.txt``: prompts of at least ``min_words`` words, without digits or sound notes.
+
+    Not part of :func:`find_clips` (the corpus's real subset): a held-out set of real read sentences.
+    """
+    import gzip
+
+    share = Path(root) / "usr/share"
+    listing = share / "doc/asterisk-core-sounds-en/core-sounds-en.txt.gz"
+    if not listing.is_file():
+        return []
+    clips = []
+    with gzip.open(listing, "rt", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            m = re.match(r"([\w\-]+):\s*(.+)$", line.strip())
+            path = share / "asterisk/sounds/en" / f"{m.group(1)}.wav" if m else None
+            if path and path.is_file() and not re.search(r"[\[\]0-9]", m.group(2)):
+                clip = _clip("asterisk-allison", "asterisk-core-sounds-en-wav", path, m.group(2))
+                if len(clip.text.split()) >= min_words:
+                    clips.append(clip)
+    return sorted(clips, key=lambda c: c.utt)
+
+
 def _median_f0(wavs: list[np.ndarray]) -> float:
     import pyworld
 

@@ -263,6 +263,8 @@ def anonymize_corpus(
             todo, stamps, redone = _resume(tasks, output_path)
             if not quiet and (len(todo) < len(tasks) or redone):
                 print(_resume_line(len(tasks), len(todo), redone, output_path), file=sys.stderr)
+            if todo:
+                anonymizer.prepare(quiet=quiet)
             with open_records(output_path) as journal:
                 failures, done, progress = _execute(
                     (backend or LocalBackend()).run(todo, anonymizer, seed, jobs=jobs, quiet=quiet,

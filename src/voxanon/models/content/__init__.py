@@ -33,11 +33,11 @@ def load_content_encoder(spec: str = "whisper-tiny") -> ContentEncoder:
         from voxanon.models.content.whisper import WhisperContent, bundled_model_bin, load_whisper_encoder
 
         if engine == "whisper-tiny":
-            path, layer = bundled_model_bin(), int(rest) if rest else 3
-        else:
+            path, layer, name = bundled_model_bin(), int(rest) if rest else 3, engine
+        else:  # the model's path is part of the name: caches keyed by it must tell two models apart
             model_dir, layer = _split_layer(rest, 3)
-            path = os.path.join(model_dir, "model.bin")
-        return WhisperContent(load_whisper_encoder(path), layer, name=engine)
+            path, name = os.path.join(model_dir, "model.bin"), f"{engine}:{os.path.abspath(model_dir)}"
+        return WhisperContent(load_whisper_encoder(path), layer, name=name)
     if engine == "hf" and rest:
         from voxanon.models.content.hf import HfContent
 

@@ -1,0 +1,143 @@
+"""Anonymizers on real read speech that no model here was trained on: WER by two recognisers, voice, RTF.
+
+The set: pocketsphinx-testdata's LibriVox and card clips (16 kHz, two
+speakers) and ``--prompts`` of Asterisk's sentence prompts (8 kHz telephone
+speech of a third speaker, drawn with a fixed seed); see
+``voxanon.data.debian_clips``. Each method runs through the whole CLI
+(``voxanon anonymize --method M --jobs J``) as a user runs it; ``--twice``
+runs it again into a second folder, so a method that builds a cache on first
+use shows both its first and its cached RTF (wall time of the command over
+the seconds of audio).
+
+Reported per method: WER % of Whisper tiny.en and of pocketsphinx (words
+normalisation) on all utterances and on the 16 kHz part alone (pocketsphinx's
+models are wideband: on the telephone prompts it fails on the original
+too), and the GE2E cosine of each output to its speaker's mean original
+embedding over the speaker's *other* utterances (the original's row is the
+same leave-one-out cosine: how much a speaker's own utterances agree).
+
+Usage::
+
+    VOXANON_CACHE=... python benchmarks/bench_real_speech.py OUT --methods knnvc b5 b6 embedding [--twice]
+        [--param knnvc:k=4] [--prompts 60] [--jobs 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from voxanon.audio.io import load_audio
+from voxanon.data.debian_clips import build_real_subset, find_clips, prompt_clips
+from voxanon.data.kaldi import read_data_dir, write_data_dir
+
+WIDEBAND = ("librivox-ss01", "pocketsphinx-cards")
+
+
+def build_set(out: Path, prompts: int, seed: int = 0) -> Path:
+    """The evaluation data directory ``out/data`` (converted once, then reused)."""
+    data_dir = out / "data"
+    if (data_dir / "wav.scp").is_file():
+        return data_dir
+    clips = [c for c in find_clips() if c.speaker in WIDEBAND]
+    pool = prompt_clips()
+    pick = np.random.default_rng(seed).choice(len(pool), size=min(prompts, len(pool)), replace=False)
+    data, _ = build_real_subset(out, clips + [pool[i] for i in sorted(pick)])
+    write_data_dir(data, data_dir)
+    return data_dir
+
+
+def anonymize(method: str, params: list[str], data_dir: Path, out: Path, jobs: int) -> float:
+    """Wall seconds of one whole-CLI run into a fresh ``out``."""
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [sys.executable, "-m", "voxanon", "anonymize", "--method", method, "--jobs", str(jobs), "--quiet"]
+    for p in params:
+        cmd += ["--param", p]
+    start = time.monotonic()
+    subprocess.run(cmd + [str(data_dir), str(out)], check=True)
+    return time.monotonic() - start
+
+
+def leave_one_out_cosine(emb: np.ndarray, ref: np.ndarray, speakers: list[str]) -> np.ndarray:
+    """Cosine of each row of ``emb`` to the mean of ``ref``'s other rows of the same speaker."""
+    unit = lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True)  # noqa: E731
+    emb, ref = unit(emb), unit(ref)
+    spk = np.array(speakers)
+    out = []
+    for i, s in enumerate(spk):
+        others = (spk == s) & (np.arange(len(spk)) != i)
+        out.append(float(emb[i] @ unit(ref[others].mean(0))))
+    return np.array(out)
+
+
+def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.ndarray) -> dict:
+    """WERs (all, 16 kHz part), GE2E leave-one-out cosine of the utterances in ``wav_dir`` (None: originals)."""
+    from voxanon.metrics.wer import wer
+
+    data = read_data_dir(data_dir)
+    utts = sorted(data.wav_scp)
+    wavs = [load_audio(data.wav_scp[u] if wav_dir is None else wav_dir / "wav" / f"{u}.wav")[0] for u in utts]
+    refs = [data.text[u] for u in utts]
+    wide = [i for i, u in enumerate(utts) if data.utt2spk[u] in WIDEBAND]
+    row = {}
+    for name, asr in asrs.items():
+        hyps = asr.transcribe(wavs, 16000)
+        row[f"wer_{name}"] = round(wer(refs, hyps, "words").wer, 2)
+        row[f"wer16k_{name}"] = round(wer([refs[i] for i in wide], [hyps[i] for i in wide], "words").wer, 2)
+    emb = ge2e.embed(wavs, 16000)
+    row["cosine_to_source"] = round(float(leave_one_out_cosine(emb, ref_emb, [data.utt2spk[u] for u in utts]).mean()), 3)
+    return row, emb
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--methods", nargs="+", required=True)
+    ap.add_argument("--param", action="append", default=[], help="METHOD:key=value (repeatable)")
+    ap.add_argument("--prompts", type=int, default=60)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--twice", action="store_true", help="run each method twice (first run, then cached)")
+    args = ap.parse_args()
+
+    from voxanon.models.asr import load_asr
+    from voxanon.models.speaker import load_encoder
+
+    data_dir = build_set(args.out, args.prompts)
+    data = read_data_dir(data_dir)
+    seconds = sum(len(load_audio(p)[0]) / 16000 for p in data.wav_scp.values())
+    words = sum(len(t.split()) for t in data.text.values())
+    print(f"{len(data.wav_scp)} utterances, {seconds:.0f} s, {words} words, speakers "
+          f"{', '.join(sorted(set(data.utt2spk.values())))}", flush=True)
+    asrs = {name: load_asr(name) for name in ("whisper-tiny", "pocketsphinx")}
+    ge2e = load_encoder("ge2e")
+    rows = {}
+    ref_emb = ge2e.embed([load_audio(data.wav_scp[u])[0] for u in sorted(data.wav_scp)], 16000)
+    rows["original"], _ = score(data_dir, None, asrs, ge2e, ref_emb)
+    print("original", json.dumps(rows["original"]), flush=True)
+    for method in args.methods:
+        params = [p.split(":", 1)[1] for p in args.param if p.split(":", 1)[0] == method]
+        label = method + "".join(f" {p}" for p in params)
+        runs = [anonymize(method, params, data_dir, args.out / "anon" / f"{label}-{i}".replace(" ", "_"), args.jobs)
+                for i in range(2 if args.twice else 1)]
+        rows[label], _ = score(data_dir, args.out / "anon" / f"{label}-{len(runs) - 1}".replace(" ", "_"), asrs, ge2e,
+                               ref_emb)
+        rows[label]["rtf"] = [round(r / seconds, 3) for r in runs]
+        print(label, json.dumps(rows[label]), flush=True)
+    (args.out / "results.json").write_text(json.dumps({"utterances": len(data.wav_scp), "seconds": round(seconds, 1),
+                                                       "words": words, "rows": rows}, indent=1))
+    print("\n| method | Whisper WER % (16 kHz part) | pocketsphinx WER % (16 kHz part) | GE2E cosine to source | RTF |")
+    print("|---|---|---|---|---|")
+    for label, r in rows.items():
+        print(f"| {label} | {r['wer_whisper-tiny']} ({r['wer16k_whisper-tiny']}) | {r['wer_pocketsphinx']} "
+              f"({r['wer16k_pocketsphinx']}) | {r['cosine_to_source']} | {' / '.join(map(str, r.get('rtf', ['-'])))} |")
+
+
+if __name__ == "__main__":
+    main()
