@@ -93,7 +93,7 @@ def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.nd
         row[f"wer16k_{name}"] = round(wer([refs[i] for i in wide], [hyps[i] for i in wide], "words").wer, 2)
     emb = ge2e.embed(wavs, 16000)
     row["cosine_to_source"] = round(float(leave_one_out_cosine(emb, ref_emb, [data.utt2spk[u] for u in utts]).mean()), 3)
-    return row, emb
+    return row
 
 
 def main() -> None:
@@ -119,15 +119,14 @@ def main() -> None:
     ge2e = load_encoder("ge2e")
     rows = {}
     ref_emb = ge2e.embed([load_audio(data.wav_scp[u])[0] for u in sorted(data.wav_scp)], 16000)
-    rows["original"], _ = score(data_dir, None, asrs, ge2e, ref_emb)
+    rows["original"] = score(data_dir, None, asrs, ge2e, ref_emb)
     print("original", json.dumps(rows["original"]), flush=True)
     for method in args.methods:
         params = [p.split(":", 1)[1] for p in args.param if p.split(":", 1)[0] == method]
         label = method + "".join(f" {p}" for p in params)
-        runs = [anonymize(method, params, data_dir, args.out / "anon" / f"{label}-{i}".replace(" ", "_"), args.jobs)
-                for i in range(2 if args.twice else 1)]
-        rows[label], _ = score(data_dir, args.out / "anon" / f"{label}-{len(runs) - 1}".replace(" ", "_"), asrs, ge2e,
-                               ref_emb)
+        outs = [args.out / "anon" / f"{label}-{i}".replace(" ", "_") for i in range(2 if args.twice else 1)]
+        runs = [anonymize(method, params, data_dir, out, args.jobs) for out in outs]
+        rows[label] = score(data_dir, outs[-1], asrs, ge2e, ref_emb)
         rows[label]["rtf"] = [round(r / seconds, 3) for r in runs]
         print(label, json.dumps(rows[label]), flush=True)
     (args.out / "results.json").write_text(json.dumps({"utterances": len(data.wav_scp), "seconds": round(seconds, 1),

@@ -44,8 +44,8 @@ from voxanon.audio.io import resample
 from voxanon.dsp.frames import interpolate_frames
 from voxanon.dsp.world import transfer_f0
 from voxanon.errors import ConfigError
-from voxanon.ranges import Range
 from voxanon.progress import Progress
+from voxanon.ranges import Range
 
 #: Kokoro voices of the offline corpus's training side (seed 0): no dev/test speaker shares a base voice
 #: with them, so a target is never a relative of an evaluated speaker (2 female, 2 male). Four voices with

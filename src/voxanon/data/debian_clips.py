@@ -11,6 +11,7 @@ transcriptions. Each package is one speaker (``<package-speaker>``). Gender is
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from dataclasses import dataclass
@@ -100,8 +101,6 @@ def prompt_clips(root: str | Path = "/", min_words: int = 5) -> list[Clip]:
 
     Not part of :func:`find_clips` (the corpus's real subset): a held-out set of real read sentences.
     """
-    import gzip
-
     share = Path(root) / "usr/share"
     listing = share / "doc/asterisk-core-sounds-en/core-sounds-en.txt.gz"
     if not listing.is_file():
