@@ -278,13 +278,23 @@ def test_default_profile_builds_the_kokoro_corpus_and_quick_the_formant_one():
     assert (PROFILES["full"].corpus_engine, PROFILES["full"].corpus_size) == ("kokoro", "default")
 
 
-def test_a_cached_corpus_of_another_engine_is_refused_not_reused(tmp_path):
-    from voxanon.errors import ConfigError
-    from voxanon.pipelines.benchmark import Benchmark
+def test_a_corpus_of_another_seed_or_engine_gets_its_own_folder_and_one_line(tmp_path, monkeypatch, capsys):
+    from voxanon.pipelines import benchmark
+    from voxanon.pipelines.synth import build
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "corpus.json").write_text(json.dumps({"engine": "formant", "size_name": "small", "seed": 0}))
-    bench = Benchmark(out=tmp_path, profile=PROFILES["default"], systems=[])
-    with pytest.raises(ConfigError, match="formant corpus of size small.*needs the kokoro one of size small"):
-        bench._layout()
+    built = []
+    monkeypatch.setattr(build, "build_corpus", lambda root, **kw: built.append((root.name, kw)))
+    monkeypatch.setattr(benchmark, "find_layout", lambda root: root)
+    assert benchmark.Benchmark(out=tmp_path, profile=PROFILES["quick"], systems=[])._layout() == corpus
+    assert built == []                                                  # same engine, size and seed: reused
+    assert benchmark.Benchmark(out=tmp_path, profile=PROFILES["quick"], systems=[], seed=1)._layout().name == \
+        "corpus-formant-small-seed1"
+    assert built[0][0] == "corpus-formant-small-seed1" and built[0][1]["seed"] == 1
+    said = capsys.readouterr().out
+    assert said.count("\n") == 1 and "needs seed 1 (it holds 0)" in said and "engine" not in said
+    benchmark.Benchmark(out=tmp_path, profile=PROFILES["default"], systems=[])._layout()
+    assert "needs engine kokoro (it holds formant)" in capsys.readouterr().out
+    assert built[1][0] == "corpus-kokoro-small-seed0"

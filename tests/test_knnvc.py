@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -31,6 +32,27 @@ def test_blocked_topk_equals_brute_force():
     np.testing.assert_allclose(out, values[top].mean(1), atol=1e-5)
     np.testing.assert_allclose(sim, np.take_along_axis(q @ keys.T, top, 1).mean(1), atol=1e-5)
     assert knn_match(query, keys[:3], values[:3], 8)[0].shape == (70, 3)      # k capped by the set size
+
+
+def test_cache_is_stored_in_one_step_and_older_npz_caches_are_converted(tmp_path, monkeypatch):
+    monkeypatch.setenv("VOXANON_CACHE", str(tmp_path))
+    rng = np.random.default_rng(0)
+    ms = knnvc_targets.MatchingSet("t", rng.normal(size=(40, 8)).astype(np.float32),
+                                   rng.normal(size=(40, 3)).astype(np.float32), 5.1)
+    source = knnvc_targets.TargetSource("t", ("files", ()), lambda: iter(()), 0)
+    enc, voc = SimpleNamespace(name="enc"), SimpleNamespace(name="voc")
+    path = knnvc_targets.cache_path(source, enc, voc)
+    path.parent.mkdir(parents=True)
+    np.savez(path.with_suffix(".npz"), keys=ms.keys, values=ms.values, log_f0_mean=ms.log_f0_mean)
+    assert knnvc_targets.is_cached(source, enc, voc)
+    monkeypatch.setattr(knnvc_targets, "compute_matching_set", lambda *a: pytest.fail("rebuilt a cached set"))
+    got = knnvc_targets.matching_set(source, enc, voc)
+    np.testing.assert_array_equal(got.keys, ms.keys)
+    np.testing.assert_array_equal(got.values, ms.values)
+    assert got.log_f0_mean == 5.1 and isinstance(got.values, np.memmap)
+    assert [p.name for p in tmp_path.joinpath("knnvc").iterdir()] == [path.name]      # converted, npz removed
+    knnvc_targets.store(ms, path)                     # a second writer of the same set keeps the first
+    assert [p.name for p in tmp_path.joinpath("knnvc").iterdir()] == [path.name]
 
 
 def test_interpolation_keeps_time_alignment():
@@ -95,7 +117,9 @@ def test_knnvc_end_to_end_with_a_target_folder(tmp_path, monkeypatch, capsys):
     out, out_sr = anon.anonymize(source, sr, utterance_rng(0, "u1"))
     assert out_sr == sr and len(out) == len(source) and out.dtype == np.float32
     assert 0.01 < np.abs(out).max() <= 1.0
-    assert len(list((tmp_path / "cache" / "knnvc").glob("*.npz"))) == 2
+    cached = sorted(p for p in (tmp_path / "cache" / "knnvc").iterdir())
+    assert [sorted(f.name for f in p.iterdir()) for p in cached] == [["keys.npy", "meta.json", "values.npy"]] * 2
+    assert all(isinstance(t.keys, np.memmap) and not t.keys.flags.writeable for t in anon.targets())
     # a second instance reads the cached matching sets and gives the same output for the same rng
     monkeypatch.setattr(knnvc_targets, "compute_matching_set", lambda *a: pytest.fail("rebuilt a cached set"))
     again = KnnVc(targets=str(targets), k=4)
@@ -131,7 +155,7 @@ def test_default_targets_are_synthesised_from_tts_voices(tmp_path, monkeypatch):
     anon = KnnVc(voices=("espeak-ng:en-us",), n_sentences=2)
     (target,) = anon.targets()
     assert target.keys.shape[0] == target.values.shape[0] > 50
-    assert len(list((tmp_path / "cache" / "knnvc").glob("*.npz"))) == 1
+    assert len([p for p in (tmp_path / "cache" / "knnvc").iterdir() if p.is_dir()]) == 1
 
 
 def small_prematched_vocoder(folder: Path, dim: int) -> Path:
@@ -196,4 +220,6 @@ def test_original_release_layout_end_to_end(tmp_path, monkeypatch):
     query = anon.query(source, sr)
     mel, _ = knn_match(query, sets[0].keys, sets[0].values, 4)
     assert mel.shape == (len(query), 64)
-    assert len(list((tmp_path / "cache" / "knnvc").glob("*.npz"))) == 2
+    cached = sorted(p for p in (tmp_path / "cache" / "knnvc").iterdir())
+    assert [sorted(f.name for f in p.iterdir()) for p in cached] == [["keys.npy", "meta.json", "values.npy"]] * 2
+    assert all(isinstance(t.keys, np.memmap) and not t.keys.flags.writeable for t in anon.targets())

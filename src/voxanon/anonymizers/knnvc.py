@@ -38,7 +38,7 @@ import sys
 import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, Chunking, param
-from voxanon.anonymizers.knnvc_targets import (MatchingSet, TargetSource, cache_path, cache_root, dir_sources,
+from voxanon.anonymizers.knnvc_targets import (MatchingSet, TargetSource, cache_root, dir_sources, is_cached,
                                                matching_set, tts_sources)
 from voxanon.audio.io import resample
 from voxanon.dsp.frames import interpolate_frames
@@ -59,27 +59,28 @@ def knn_match(query: np.ndarray, keys: np.ndarray, values: np.ndarray, k: int, *
               query_block: int = 1024, key_block: int = 16384) -> tuple[np.ndarray, np.ndarray]:
     """Mean of the values of the ``k`` keys most cosine-similar to each query, and the mean top-k similarity.
 
-    ``query (T, D)``, ``keys (N, D)`` unit-norm, ``values (N, F)``; returns ``(T, F)`` and ``(T,)``.
-    Memory is ``O(query_block * (key_block + k))`` whatever ``T`` and ``N``.
+    ``query (T, D)``, ``keys (N, D)`` unit-norm, ``values (N, F)``; returns ``(T, F)`` and ``(T,)``. Keys and
+    values may be read-only memory maps: each key block is read once. Memory is ``O(query_block * key_block
+    + T * k)`` whatever ``N``.
     """
     import torch
 
     k = min(k, len(keys))
     q_all = torch.nn.functional.normalize(torch.as_tensor(query, dtype=torch.float32), dim=1)
-    key_t, val_t = torch.as_tensor(keys), torch.as_tensor(values)
-    outs, sims = [], []
+    best_s = torch.full((len(q_all), 0), -2.0)
+    best_i = torch.zeros((len(q_all), 0), dtype=torch.long)
     with torch.inference_mode():
-        for qs in range(0, len(q_all), query_block):
-            q = q_all[qs:qs + query_block]
-            best_s = torch.full((len(q), 0), -2.0)
-            best_i = torch.zeros((len(q), 0), dtype=torch.long)
-            for ks in range(0, len(key_t), key_block):
-                s, i = torch.topk(q @ key_t[ks:ks + key_block].T, min(k, len(key_t) - ks), dim=1)
-                best_s, pick = torch.topk(torch.cat([best_s, s], 1), min(k, best_s.shape[1] + s.shape[1]), dim=1)
-                best_i = torch.gather(torch.cat([best_i, i + ks], 1), 1, pick)
-            outs.append(val_t[best_i].mean(1))
-            sims.append(best_s.mean(1))
-    return torch.cat(outs).numpy(), torch.cat(sims).numpy()
+        for ks in range(0, len(keys), key_block):
+            block = torch.from_numpy(np.array(keys[ks:ks + key_block], dtype=np.float32))
+            s_parts, i_parts = [], []
+            for qs in range(0, len(q_all), query_block):
+                s, i = torch.topk(q_all[qs:qs + query_block] @ block.T, min(k, len(block)), dim=1)
+                s_parts.append(s)
+                i_parts.append(i + ks)
+            cand_s, cand_i = torch.cat([best_s, torch.cat(s_parts)], 1), torch.cat([best_i, torch.cat(i_parts)], 1)
+            best_s, pick = torch.topk(cand_s, min(k, cand_s.shape[1]), dim=1)
+            best_i = torch.gather(cand_i, 1, pick)
+    return np.asarray(values)[best_i.numpy()].mean(1).astype(np.float32), best_s.mean(1).numpy()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,7 +159,7 @@ class KnnVc(Anonymizer):
         """Build the matching sets the cache lacks, saying once what is built and why, with progress."""
         encoder, vocoder = self.models()
         c = self.config
-        missing = [s for s in self.sources() if not cache_path(s, encoder, vocoder, c.trim_db).exists()]
+        missing = [s for s in self.sources() if not is_cached(s, encoder, vocoder, c.trim_db)]
         if not missing:
             return
         what = (f"{len(missing)} target voices reading {missing[0].size} shipped sentences each" if not c.targets

@@ -12,10 +12,15 @@ transfer). Sources of target speech:
 - ``dir_sources(path)``: a Kaldi data directory (one target per speaker) or an
   audio folder (one target per subfolder; a flat folder is one target).
 
-The cache file name is the sha256 of the source's identity (TTS spec and
-texts, or audio paths with sizes and modification times), the encoder, the
-vocoder and the trimming threshold, under ``$VOXANON_CACHE/knnvc`` (default
-``~/.cache/voxanon/knnvc``).
+The cache entry is a folder named by the sha256 of the source's identity
+(TTS spec and texts, or audio paths with sizes and modification times), the
+encoder, the vocoder and the trimming threshold, under ``$VOXANON_CACHE/knnvc``
+(default ``~/.cache/voxanon/knnvc``). It holds ``keys.npy``, ``values.npy``
+and ``meta.json``, written to a temporary folder and renamed into place in one
+step. Sets are loaded memory-mapped: workers that match against the same
+targets share one copy in the page cache instead of each holding ~100 MB per
+target. A cache from before this layout (``<sha256>.npz``) is converted on
+first use.
 """
 
 from __future__ import annotations
@@ -24,12 +29,13 @@ import dataclasses
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
-from voxanon.atomic import atomic_open
 from voxanon.audio.io import load_audio, resample
 from voxanon.dsp.frames import interpolate_frames
 from voxanon.errors import DataError
@@ -152,19 +158,53 @@ def compute_matching_set(source: TargetSource, encoder, vocoder, trim_db: float,
 
 
 def cache_path(source: TargetSource, encoder, vocoder, trim_db: float = 40.0) -> Path:
-    """Where the matching set of ``source`` under this encoder, vocoder and trimming is cached."""
+    """The folder where the matching set of ``source`` under this encoder, vocoder and trimming is cached."""
     ident = json.dumps([FORMAT_VERSION, list(source.identity), encoder.name, vocoder.name, trim_db], default=str)
-    return cache_root() / f"{hashlib.sha256(ident.encode()).hexdigest()}.npz"
+    return cache_root() / hashlib.sha256(ident.encode()).hexdigest()
+
+
+def is_cached(source: TargetSource, encoder, vocoder, trim_db: float = 40.0) -> bool:
+    """Whether the matching set of ``source`` is in the cache (in this layout or the older ``.npz``)."""
+    path = cache_path(source, encoder, vocoder, trim_db)
+    return path.is_dir() or path.with_suffix(".npz").is_file()
+
+
+def store(ms: MatchingSet, path: Path) -> None:
+    """Write ``ms`` into the folder ``path`` in one step (a temporary sibling, flushed, then renamed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        for name, array in (("keys", ms.keys), ("values", ms.values)):
+            with open(tmp / f"{name}.npy", "wb") as fh:
+                np.save(fh, np.ascontiguousarray(array, dtype=np.float32))
+                os.fsync(fh.fileno())
+        (tmp / "meta.json").write_text(json.dumps({"name": ms.name, "log_f0_mean": ms.log_f0_mean}))
+        os.chmod(tmp, 0o755)
+        try:
+            os.rename(tmp, path)
+        except OSError:
+            if not path.is_dir():      # another process stored the same set first: keep theirs
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load(path: Path, name: str) -> MatchingSet:
+    """The matching set in the cache folder ``path``, keys and values memory-mapped (read-only)."""
+    meta = json.loads((path / "meta.json").read_text())
+    return MatchingSet(name, np.load(path / "keys.npy", mmap_mode="r"), np.load(path / "values.npy", mmap_mode="r"),
+                       float(meta["log_f0_mean"]))
 
 
 def matching_set(source: TargetSource, encoder, vocoder, trim_db: float = 40.0,
                  progress: Progress | None = None) -> MatchingSet:
     """The cached matching set of ``source``, computing and storing it on first use."""
     path = cache_path(source, encoder, vocoder, trim_db)
-    if path.exists():
-        with np.load(path) as z:
-            return MatchingSet(source.name, z["keys"], z["values"], float(z["log_f0_mean"]))
-    ms = compute_matching_set(source, encoder, vocoder, trim_db, progress)
-    with atomic_open(path) as fh:
-        np.savez(fh, keys=ms.keys, values=ms.values, log_f0_mean=ms.log_f0_mean)
-    return ms
+    legacy = path.with_suffix(".npz")
+    if not path.is_dir() and legacy.is_file():
+        with np.load(legacy) as z:
+            store(MatchingSet(source.name, z["keys"], z["values"], float(z["log_f0_mean"])), path)
+        legacy.unlink()
+    if not path.is_dir():
+        store(compute_matching_set(source, encoder, vocoder, trim_db, progress), path)
+    return load(path, source.name)

@@ -77,7 +77,9 @@ def register(commands) -> None:
                         "CTC training per system, past its time budget)")
     p.add_argument("--quick", action="store_true", help="same as --profile quick (a few minutes; for CI)")
     p.defer(_evaluator_option)
-    p.add_argument("--seed", type=int, default=0, help="global seed (corpus and anonymization)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="global seed (corpus and anonymization); another seed in a filled --out builds its own "
+                        "corpus next to the first (OUT/corpus-<engine>-<size>-seed<seed>) and reuses the rest")
     p.add_argument("--jobs", type=int, default=None,
                    help="worker processes of the corpus build, the anonymization and the evaluation (default: all "
                         "cores; each evaluation runs on one thread, so a trained attacker does not depend on it)")

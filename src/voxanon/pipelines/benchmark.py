@@ -188,22 +188,29 @@ class Benchmark:
         return self.cache.run(name, key, counted)
 
     def _layout(self) -> Layout:
+        """The corpus: ``--data``, or the profile's offline corpus for this seed, built on first use.
+
+        ``OUT/corpus`` holds the first one built; a run whose engine, size or seed differs builds (or reuses) its
+        own ``OUT/corpus-<engine>-<size>-seed<seed>`` and says in one line what differs.
+        """
         if self.data_root is not None:
             return find_layout(self.data_root)
         from voxanon.pipelines.synth.build import build_corpus
 
+        want = {"engine": self.profile.corpus_engine, "size_name": self.profile.corpus_size, "seed": self.seed}
         root = self.out / "corpus"
-        engine, size = self.profile.corpus_engine, self.profile.corpus_size
-        corpus_file = root / names.CORPUS_FILE
-        if not corpus_file.is_file():
-            build_corpus(root, size=size, seed=self.seed, jobs=self.jobs, quiet=self.quiet, engine=engine)
-        else:
-            built = json.loads(corpus_file.read_text(encoding="utf-8"))
-            if (built.get("engine"), built.get("size_name"), built.get("seed")) != (engine, size, self.seed):
-                raise ConfigError(
-                    f"{root} holds the {built.get('engine')} corpus of size {built.get('size_name')} and seed "
-                    f"{built.get('seed')}; profile {self.profile.name!r} with seed {self.seed} needs the {engine} "
-                    f"one of size {size}: use another --out, or pass the corpus with --data")
+        if (root / names.CORPUS_FILE).is_file():
+            built = json.loads((root / names.CORPUS_FILE).read_text(encoding="utf-8"))
+            differs = [f"{k.removesuffix('_name')} {want[k]} (it holds {built.get(k)})" for k in want
+                       if built.get(k) != want[k]]
+            if differs:
+                root = self.out / "corpus-{engine}-{size_name}-seed{seed}".format(**want)
+                if not self.quiet:
+                    print(f"benchmark: {self.out / 'corpus'} is another corpus, this run needs "
+                          f"{', '.join(differs)}: using {root}", flush=True)
+        if not (root / names.CORPUS_FILE).is_file():
+            build_corpus(root, size=want["size_name"], seed=self.seed, jobs=self.jobs, quiet=self.quiet,
+                         engine=want["engine"])
         return find_layout(root)
 
     def _anonymize(self, system: System, layout: Layout, splits: list[str]) -> dict[str, Any]:
