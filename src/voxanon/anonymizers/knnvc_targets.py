@@ -202,9 +202,12 @@ def matching_set(source: TargetSource, encoder, vocoder, trim_db: float = 40.0,
     path = cache_path(source, encoder, vocoder, trim_db)
     legacy = path.with_suffix(".npz")
     if not path.is_dir() and legacy.is_file():
-        with np.load(legacy) as z:
-            store(MatchingSet(source.name, z["keys"], z["values"], float(z["log_f0_mean"])), path)
-        legacy.unlink()
+        try:
+            with np.load(legacy) as z:
+                store(MatchingSet(source.name, z["keys"], z["values"], float(z["log_f0_mean"])), path)
+            legacy.unlink(missing_ok=True)
+        except FileNotFoundError:      # another process converted it meanwhile
+            pass
     if not path.is_dir():
         store(compute_matching_set(source, encoder, vocoder, trim_db, progress), path)
     return load(path, source.name)
