@@ -48,10 +48,10 @@ from voxanon.progress import Progress
 from voxanon.ranges import Range
 
 #: Kokoro voices of the offline corpus's training side (seed 0): no dev/test speaker shares a base voice
-#: with them, so a target is never a relative of an evaluated speaker (2 female, 2 male). Four voices with
-#: ~11 min of speech each, not nine with ~1 min: the words kept depend on the speech per target (measured in
-#: BENCHMARKS.md "kNN-VC on real speech"), and the first run builds every target's set
-DEFAULT_VOICES = tuple(f"kokoro:{v}" for v in ("af_jessica", "bf_emma", "am_michael", "bm_lewis"))
+#: with them, so a target is never a relative of an evaluated speaker (1 female, 1 male). Two voices with
+#: ~20 min of speech each, not four with ~11 min or nine with ~1 min: the words kept grow with the speech
+#: per target, and the first run builds every target's set (measured in BENCHMARKS.md "kNN-VC on real speech")
+DEFAULT_VOICES = tuple(f"kokoro:{v}" for v in ("af_jessica", "am_michael"))
 F0_MODES = ("matched", "source")
 
 
@@ -95,8 +95,8 @@ class KnnVcConfig:
     targets: str = param("", "target speakers: a Kaldi data dir (per speaker) or audio folder (per subfolder); "
                              "empty = the synthetic voices")
     voices: tuple[str, ...] = param(DEFAULT_VOICES, "TTS voice specs of the default synthetic targets")
-    n_sentences: int = param(0, "shipped sentences each synthetic target reads (0 = all 312, ~11 min of speech)",
-                             range=Range(0))
+    n_sentences: int = param(0, "shipped sentences each synthetic target reads (0 = all 552, the corpus's 312 "
+                                "and the 240 topic sentences: ~20 min of speech)", range=Range(0))
     trim_db: float = param(40.0, "target frames quieter than the loudest by more than this are dropped")
     f0: str = param("matched", "matched (the target frames' pitch) or source (source contour at the target's mean)")
     threads: int = param(0, "torch threads (0 = torch's default)")
@@ -140,13 +140,14 @@ class KnnVc(Anonymizer):
         return self._models
 
     def sources(self) -> list[TargetSource]:
-        """Where each target's speech comes from: ``targets``, or the ``voices`` reading the shipped sentences."""
+        """Where each target's speech comes from: ``targets``, or the ``voices`` reading the shipped sentences
+        (the corpus's, then the topic sentences)."""
         if self.config.targets:
             return dir_sources(self.config.targets)
-        from voxanon.data.sentences import load_sentences
+        from voxanon.data.sentences import load_sentences, load_topic_sentences
 
-        sentences = load_sentences()[: self.config.n_sentences or None]
-        return tts_sources(self.config.voices, [s.text for s in sentences])
+        texts = [s.text for s in load_sentences()] + [s.text for ss in load_topic_sentences().values() for s in ss]
+        return tts_sources(self.config.voices, texts[: self.config.n_sentences or None])
 
     def targets(self) -> list[MatchingSet]:
         """Matching sets of every target (from the cache after the first build)."""
