@@ -26,7 +26,7 @@ import soundfile as sf
 
 from conftest import TESTS_DIR, ToyGain, make_data_dir, read_pcm, write_utterance
 from voxanon.anonymizers.base import Anonymizer, param
-from voxanon.atomic import write_texts
+from voxanon.atomic import atomic_folder, write_texts
 from voxanon.cli import main
 from voxanon.data.kaldi import read_data_dir
 from voxanon.errors import EXIT_DATA, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, RunError
@@ -299,6 +299,16 @@ def test_metadata_is_one_transaction(tmp_path: Path) -> None:
     assert sorted(os.listdir(folder)) == ["utt2spk", "wav.scp"]  # no temporaries left
     assert (folder / "wav.scp").read_text() == "old wav.scp\n" and (folder / "utt2spk").read_text() == "old utt2spk\n"
 
+
+def test_a_folder_appears_whole_or_not_at_all(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError):
+        with atomic_folder(tmp_path / "set") as tmp:
+            (tmp / "keys.npy").write_bytes(b"partial")
+            raise RuntimeError("killed while writing")
+    assert os.listdir(tmp_path) == []  # neither the folder nor its temporary
+    with atomic_folder(tmp_path / "set") as tmp:
+        (tmp / "a").write_text("1")
+    assert os.listdir(tmp_path) == ["set"] and (tmp_path / "set" / "a").read_text() == "1"
 
 def _can_mount_tmpfs() -> bool:
     if shutil.which("unshare") is None:

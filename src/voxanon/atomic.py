@@ -5,12 +5,14 @@ new one, never a partial file under the final name; at worst a temporary
 ``.<name>.<random>.tmp`` remains, which readers ignore and the runner cleans.
 :func:`write_texts` writes a set of files as one step: every file goes to a
 temporary first, and only when all are on disk are they renamed, so an error
-while writing (a full disk) leaves the previous set as it was.
+while writing (a full disk) leaves the previous set as it was. :func:`atomic_folder`
+puts a whole folder of files in place the same way.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -83,3 +85,26 @@ def write_texts(files: Mapping[Path, str | None]) -> None:
     for path, text in files.items():
         if text is None:
             path.unlink(missing_ok=True)
+
+
+@contextmanager
+def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary sibling folder of ``path`` to fill; on success its files are flushed and it is renamed to
+    ``path`` in one step. If another process put ``path`` in place first, theirs is kept. On an exception, or
+    after losing that race, the temporary folder is removed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        yield tmp
+        for f in tmp.iterdir():
+            with open(f, "rb") as fh:
+                os.fsync(fh.fileno())
+        os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp creates 0700
+        try:
+            os.rename(tmp, path)
+        except OSError:
+            if not path.is_dir():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

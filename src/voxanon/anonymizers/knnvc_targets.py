@@ -29,13 +29,12 @@ import dataclasses
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
+from voxanon.atomic import atomic_folder
 from voxanon.audio.io import load_audio, resample
 from voxanon.dsp.frames import interpolate_frames
 from voxanon.errors import DataError
@@ -170,23 +169,11 @@ def is_cached(source: TargetSource, encoder, vocoder, trim_db: float = 40.0) -> 
 
 
 def store(ms: MatchingSet, path: Path) -> None:
-    """Write ``ms`` into the folder ``path`` in one step (a temporary sibling, flushed, then renamed)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    try:
-        for name, array in (("keys", ms.keys), ("values", ms.values)):
-            with open(tmp / f"{name}.npy", "wb") as fh:
-                np.save(fh, np.ascontiguousarray(array, dtype=np.float32))
-                os.fsync(fh.fileno())
+    """Write ``ms`` into the folder ``path`` in one step; a set another process stored first is kept."""
+    with atomic_folder(path) as tmp:
+        np.save(tmp / "keys.npy", np.ascontiguousarray(ms.keys, dtype=np.float32))
+        np.save(tmp / "values.npy", np.ascontiguousarray(ms.values, dtype=np.float32))
         (tmp / "meta.json").write_text(json.dumps({"name": ms.name, "log_f0_mean": ms.log_f0_mean}))
-        os.chmod(tmp, 0o755)
-        try:
-            os.rename(tmp, path)
-        except OSError:
-            if not path.is_dir():      # another process stored the same set first: keep theirs
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def load(path: Path, name: str) -> MatchingSet:
