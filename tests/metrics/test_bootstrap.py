@@ -81,3 +81,16 @@ def test_uar_ci_matches_explicit_resampling():
     np.testing.assert_allclose([ci.low, ci.high], _percentiles(replicates))
     assert ci.estimate == uar(y_true, y_pred).uar
     assert (ci.alpha, ci.n_boot) == (0.05, 60)
+
+
+def test_uar_ci_over_folds_resamples_within_each_fold_and_averages():
+    y_true, y_pred, folds = list("aabbcabca"), list("abbbcaacc"), [1, 1, 1, 1, 2, 2, 2, 2, 2]
+    ci = uar_ci(y_true, y_pred, n_boot=40, seed=3, folds=folds)
+    rng = np.random.default_rng(3)
+    per_fold = []
+    for idx in ([0, 1, 2, 3], [4, 5, 6, 7, 8]):
+        draws = rng.integers(0, len(idx), size=(40, len(idx)))
+        per_fold.append([uar([y_true[idx[i]] for i in row], [y_pred[idx[i]] for i in row]).uar for row in draws])
+    np.testing.assert_allclose([ci.low, ci.high], _percentiles(np.mean(per_fold, axis=0)))
+    first, second = uar(y_true[:4], y_pred[:4]).uar, uar(y_true[4:], y_pred[4:]).uar
+    assert ci.estimate == pytest.approx((first + second) / 2)

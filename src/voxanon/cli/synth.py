@@ -11,7 +11,7 @@ def run(args: argparse.Namespace) -> int:
 
     size = args.size or ("default" if args.engine == "kokoro" else "small")
     desc = build_corpus(args.out, size=size, seed=args.seed, jobs=args.jobs, quiet=args.quiet,
-                        real=not args.no_real, engine=args.engine, topics=args.topics)
+                        real=not args.no_real, engine=args.engine, topics=args.topics, emotion=args.emotion)
     if not args.quiet:
         for name, stats in desc["sets"].items():
             trials = stats.get("trials")
@@ -46,7 +46,12 @@ def register(commands) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--quiet", action="store_true")
-    p.add_argument("--no-real", action="store_true", help="skip the real-speech subset from Debian packages")
+    p.add_argument("--no-real", action="store_true",
+                   help="skip the real-speech subsets: Debian's clips (data/real) and EmoFilm's emotional clips")
+    p.add_argument("--emotion", choices=("auto", "emofilm", "styles"), default="auto",
+                   help="the emo set: EmoFilm's real emotional clips (Spanish film dubs; anger, happiness, "
+                        "sadness; the wheel tools/setup.sh fetches) or the TTS voices' acted prosodic styles (a "
+                        "smoke test: F0, rate and loudness only); auto: EmoFilm when fetched, unless --no-real")
     p.add_argument("--topics", action="store_true",
                    help="each dev/test/train speaker reads sentences of one of 12 topics only (as a LibriSpeech "
                         "reader reads one book), so that transcripts identify speakers: the corpus for content "

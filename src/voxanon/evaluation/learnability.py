@@ -34,7 +34,7 @@ from voxanon.data.kaldi import DataError, read_data_dir
 from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData, stage_key
 from voxanon.evaluation.fingerprint import data_fingerprint
 from voxanon.evaluation.results import Interval, LearnabilityResult, SerResult
-from voxanon.evaluation.ser import SMOKE_TEST_MESSAGE, evaluate_ser, train_folds
+from voxanon.evaluation.ser import SMOKE_TEST_MESSAGE, emotion_set_is_synthetic, evaluate_ser, train_folds
 
 #: the learnability results' tasks
 SER, ASR = "ser", "asr"
@@ -139,7 +139,7 @@ class SerLearnabilityEvaluator(Evaluator):
             {"train": data_fingerprint(inputs["train"]), "epochs": s.epochs, "channels": s.channels, "seed": s.seed})
         return ser_learnability(inputs["train"], inputs["test"], data.ser_models, models, epochs=s.epochs,
                                 channels=s.channels, seed=s.seed, batch_size=s.batch_size,
-                                synthetic=data.synthetic, quiet=env.quiet)
+                                synthetic=emotion_set_is_synthetic(data), quiet=env.quiet)
 
 
 def asr_learnability(anonymized_train: str | os.PathLike, original_train: str | os.PathLike,

@@ -279,6 +279,8 @@ class SerResult:
     smoke_test_only: bool
     message: str | None
     utterances: list[dict[str, Any]] | None = None
+    #: 95 % percentile-bootstrap interval of ``uar_mean`` (utterances resampled within their fold)
+    uar_ci: list[float] | None = None
 
     def summary(self) -> SerResult:
         """The same result without the per-utterance details."""

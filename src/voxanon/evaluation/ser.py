@@ -39,7 +39,7 @@ from voxanon.data import names
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
 from voxanon.evaluation.results import SerResult, from_dict
-from voxanon.metrics import mean_over_folds, uar
+from voxanon.metrics import mean_over_folds, uar, uar_ci
 from voxanon.models.ser import EmotionRecognizer, SERError, load_ser
 from voxanon.models.ser.compact import CompactSER, fit
 from voxanon.models.ser.features import LogMel
@@ -53,7 +53,12 @@ CHUNK = 256
 
 
 def is_synthetic(data_dir: str | os.PathLike) -> bool:
-    """Whether ``data_dir`` (or its parent corpus root) is marked as the offline synthetic corpus."""
+    """Whether ``data_dir`` (or its parent corpus root) is marked as the offline synthetic corpus.
+
+    A ``REAL`` marker in ``data_dir`` (real speech inside the synthetic corpus) says it is not.
+    """
+    if (Path(data_dir) / "REAL").exists():
+        return False
     for folder in (Path(data_dir), Path(data_dir).parent):
         if (folder / "SYNTHETIC").exists():
             return True
@@ -65,6 +70,13 @@ def is_synthetic(data_dir: str | os.PathLike) -> bool:
             except (json.JSONDecodeError, AttributeError):
                 pass
     return False
+
+
+def emotion_set_is_synthetic(data: SystemData) -> bool:
+    """Whether a system's emotion set comes from synthetic speech: its original's marker decides (the offline
+    corpus's emo set is acted prosodic styles, or EmoFilm's real clips)."""
+    original = data.original.get(names.EMO)
+    return is_synthetic(original) if original is not None else data.synthetic
 
 
 def fold_model_path(models_dir: str | os.PathLike, fold: str) -> Path:
@@ -230,7 +242,7 @@ def evaluate_ser(data_dir: str | os.PathLike, models_dir: str | os.PathLike | No
     Returns
     -------
     SerResult
-        ``uar_mean``, ``uar_std``, ``folds`` (per fold UAR,
+        ``uar_mean``, ``uar_std``, ``uar_ci`` (95 % bootstrap interval of the mean over folds), ``folds`` (per fold UAR,
         counts, speakers, model), pooled ``per_class_recall`` and ``confusion``
         (rows true, columns predicted, order ``labels``), ``utterances``
         (utt, spk, fold, ref, hyp), ``excluded_labels``, ``failed_audio``,
@@ -264,6 +276,7 @@ def evaluate_ser(data_dir: str | os.PathLike, models_dir: str | os.PathLike | No
     if not rows:
         raise DataError(f"{data_dir}: no utterance could be scored ({len(failed)} unreadable)")
     pooled = uar([r["ref"] for r in rows], [r["hyp"] for r in rows], labels=EMOTIONS)
+    interval = uar_ci([r["ref"] for r in rows], [r["hyp"] for r in rows], folds=[r["fold"] for r in rows])
     summary = mean_over_folds([e["uar"] for e in per_fold.values() if e["uar"] is not None])
     synthetic = is_synthetic(data_dir)
     return from_dict(SerResult, {
@@ -284,6 +297,7 @@ def evaluate_ser(data_dir: str | os.PathLike, models_dir: str | os.PathLike | No
         "smoke_test_only": synthetic,
         "message": SMOKE_TEST_MESSAGE if synthetic else None,
         "utterances": rows,
+        "uar_ci": [interval.low, interval.high],
     })
 
 
@@ -316,6 +330,6 @@ class SerEvaluator(Evaluator):
     def run(self, data: SystemData, env: Env) -> SerResult:
         res = evaluate_ser(data.sets[names.EMO], data.ser_models, batch_size=self.settings.batch_size,
                            quiet=env.quiet).summary()
-        if data.synthetic and not res.smoke_test_only:  # anonymized copies carry no SYNTHETIC marker
+        if emotion_set_is_synthetic(data) and not res.smoke_test_only:  # anonymized copies carry no marker
             res = dataclasses.replace(res, smoke_test_only=True, message=SMOKE_TEST_MESSAGE)
         return res

@@ -110,11 +110,29 @@ def wer_ci(result: WERResult, n_boot: int = 1000, seed: int = 0, alpha: float = 
     return _interval(result.wer, np.concatenate(chunks), alpha, n_boot)
 
 
-def uar_ci(y_true, y_pred, n_boot: int = 1000, seed: int = 0, alpha: float = 0.05) -> ConfidenceInterval:
+def _uar_replicates(y_true, y_pred, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """UAR (percent) of ``n_boot`` resamplings of the utterances."""
+    labels, true_index, pred_index = label_indices(y_true, y_pred)
+    one_hot = np.eye(len(labels))[true_index]
+    predicted = np.eye(len(labels))[pred_index]
+    hits = one_hot * (true_index == pred_index)[:, None]
+    chunks = []
+    for counts in _resample_counts(true_index.size, n_boot, rng):
+        support = counts @ one_hot
+        occurs = (support + counts @ predicted) > 0
+        recall = np.where(occurs, (counts @ hits) / np.maximum(support, 1), 0.0)
+        chunks.append(100.0 * recall.sum(axis=1) / occurs.sum(axis=1))
+    return np.concatenate(chunks)
+
+
+def uar_ci(y_true, y_pred, n_boot: int = 1000, seed: int = 0, alpha: float = 0.05,
+           folds=None) -> ConfidenceInterval:
     """Bootstrap interval of the UAR (percent) resampling utterances.
 
     Within a replicate the recall is averaged over the labels that occur in
-    its true or predicted labels (as :func:`voxanon.metrics.uar`).
+    its true or predicted labels (as :func:`voxanon.metrics.uar`). With
+    ``folds`` (the fold of each utterance) the statistic is the VPC's: the
+    mean over folds of each fold's UAR, utterances resampled within their fold.
 
     Parameters
     ----------
@@ -122,15 +140,18 @@ def uar_ci(y_true, y_pred, n_boot: int = 1000, seed: int = 0, alpha: float = 0.0
         True and predicted labels.
     n_boot, seed, alpha : int, int, float
         Replicates, random seed and 1 - confidence level.
+    folds : sequence of hashable, optional
+        Fold of each utterance.
     """
-    labels, true_index, pred_index = label_indices(y_true, y_pred)
-    one_hot = np.eye(len(labels))[true_index]
-    predicted = np.eye(len(labels))[pred_index]
-    hits = one_hot * (true_index == pred_index)[:, None]
-    chunks = []
-    for counts in _resample_counts(true_index.size, n_boot, np.random.default_rng(seed)):
-        support = counts @ one_hot
-        occurs = (support + counts @ predicted) > 0
-        recall = np.where(occurs, (counts @ hits) / np.maximum(support, 1), 0.0)
-        chunks.append(100.0 * recall.sum(axis=1) / occurs.sum(axis=1))
-    return _interval(uar(y_true, y_pred).uar, np.concatenate(chunks), alpha, n_boot)
+    rng = np.random.default_rng(seed)
+    if folds is None:
+        return _interval(uar(y_true, y_pred).uar, _uar_replicates(y_true, y_pred, n_boot, rng), alpha, n_boot)
+    members: dict = {}
+    for i, fold in enumerate(folds):
+        members.setdefault(fold, []).append(i)
+    estimates, replicates = [], []
+    for idx in members.values():
+        true, pred = [y_true[i] for i in idx], [y_pred[i] for i in idx]
+        estimates.append(uar(true, pred).uar)
+        replicates.append(_uar_replicates(true, pred, n_boot, rng))
+    return _interval(float(np.mean(estimates)), np.mean(replicates, axis=0), alpha, n_boot)

@@ -14,13 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from voxanon.atomic import atomic_open
-from voxanon.evaluation.results import LearnabilityResult, to_dict
+from voxanon.evaluation.results import LearnabilityResult, SerResult, to_dict
 from voxanon.evaluation.scenarios import AA_LAZY, AA_SEMI, SCENARIOS, overstatement, title
 from voxanon.pipelines import figures
 from voxanon.pipelines.report import audio, figure, fmt, fmt_ci, table, write_report
 from voxanon.pipelines.results import ORIGINAL, BenchmarkResults, SummaryRow, privacy_rows, summary_rows
 
 EMOTIONS = ("neu", "sad", "ang", "hap")
+EMOFILM_NOTE = ("The emotion set is real emotional speech: EmoFilm's Spanish clips (film dubs; anger, happiness, "
+                "sadness: 3 of the VPC's 4 classes, no neutral, chance 33 %), in 5 folds of voices inferred from "
+                "speaker embeddings.")
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -165,6 +168,14 @@ def _asr_learnability_table(learn: dict[str, LearnabilityResult], ref: Learnabil
     return note + table(header, body) + smoke
 
 
+def _uar_cell(ser: SerResult | None) -> str:
+    """``mean ± std [low, high]`` of a SER result, or a dash."""
+    if ser is None:
+        return "–"
+    interval = f" [{fmt(ser.uar_ci[0])}, {fmt(ser.uar_ci[1])}]" if ser.uar_ci else ""
+    return f"{fmt(ser.uar_mean)} ± {fmt(ser.uar_std)}{interval}"
+
+
 def _ser_learnability_table(learn: dict[str, LearnabilityResult], ref: LearnabilityResult) -> str:
     """Train-on-anonymized against train-on-original UAR of each system (``learn``) and the reference row."""
     folds = list(ref.per_fold)
@@ -204,7 +215,7 @@ def _privacy_table(prows: list[dict]) -> str:
 
 def _utility_table(results: BenchmarkResults) -> str:
     header = ["system", "split", "WER % [95% CI]", "CER %", "utts scored", "missing text / failed",
-              "UAR % (mean ± std over folds)", "per-class recall %"]
+              "UAR % (mean ± std over folds) [95 % CI]", "per-class recall %"]
     body = []
     for name, s in results.systems.items():
         ser = s.get("ser")
@@ -213,7 +224,7 @@ def _utility_table(results: BenchmarkResults) -> str:
             recall = ", ".join(f"{k} {v:.0f}" for k, v in (ser.per_class_recall if ser else {}).items())
             body.append([html.escape(name), split, fmt_ci(w.wer, (ci.low, ci.high) if ci else None),
                          fmt(w.cer), fmt(w.n_scored), f"{len(w.missing_transcript)} / {len(w.failed)}",
-                         f"{fmt(ser.uar_mean)} ± {fmt(ser.uar_std)}" if ser else "–", recall or "–"])
+                         _uar_cell(ser), recall or "–"])
     return table(header, body)
 
 
@@ -274,10 +285,13 @@ def write_outputs(out: Path, results: BenchmarkResults, listen=None) -> Path:
     save_results(out / "results.json", results)
     figs = _figures(out, results, rows)
     banner = None
+    real_emotion = (results.data.description or {}).get("emotion_set")
+    emotion_note = (EMOFILM_NOTE if real_emotion else
+                    "The emotion set of the synthetic corpus is acted by TTS prosody settings: UAR is a smoke test "
+                    "only.")
     if results.data.synthetic:
-        banner = ("<b>Synthetic offline corpus.</b> These numbers come from TTS voices with vocal-tract warps, "
-                  "not real speakers, and the emotion set is acted by prosody settings (a smoke test only). "
-                  "They are <b>not comparable with VoicePrivacy Challenge results</b>; run "
+        banner = ("<b>Synthetic offline corpus.</b> These numbers come from TTS voices, not real speakers. "
+                  f"{emotion_note} They are <b>not comparable with VoicePrivacy Challenge results</b>; run "
                   "<code>voxanon benchmark --data DIR</code> on prepared LibriSpeech/IEMOCAP for that.")
     fronts = "".join(f"<li>{k.replace('_', ' ')}: {', '.join(map(html.escape, v))}</li>"
                      for k, v in (results.ranking.pareto or {}).items())
@@ -296,8 +310,7 @@ def write_outputs(out: Path, results: BenchmarkResults, listen=None) -> Path:
         ("Figures", "<div class='figs'>" + "".join(figure(p, c) for p, c in figs) + "</div>"),
         ("Privacy", _privacy_table(prows)),
         ("Utility", _utility_table(results)
-         + ("<p class='small'>The emotion set of the synthetic corpus is acted by TTS prosody settings: UAR "
-            "is a smoke test only.</p>" if results.data.synthetic else "")),
+         + (f"<p class='small'>{emotion_note}</p>" if results.data.synthetic else "")),
         *([("Learnability", learn)] if (learn := _learnability_table(results)) else []),
         ("Listen", _listening(listen)),
         ("Settings and data", _settings_section(results)),

