@@ -62,6 +62,15 @@ def load_set(dirs: list[Path], n: int | None, speakers: set[str] | None = None) 
     return rows
 
 
+def add_test_set_args(ap: argparse.ArgumentParser, n: int) -> None:
+    """The options that pick the held-out speech: corpus test sets, how many of them, the real clips."""
+    ap.add_argument("--corpus", required=True, help="Kokoro corpus folder (data/test_trials_f, ...)")
+    ap.add_argument("--sets", default="test_trials_f,test_trials_m")
+    ap.add_argument("--n", type=int, default=n, help="Kokoro utterances (0: none, e.g. to run --real-dir alone)")
+    ap.add_argument("--real-dir", help="real Debian clips data dir (data/real)")
+    ap.add_argument("--real-speakers", default="librivox-ss01,pocketsphinx-cards")
+
+
 def pick_target(spk: str, gender: str, same: bool, means: dict[str, np.ndarray], genders: dict[str, str]) -> str:
     """The next speaker after ``spk`` (sorted, cyclic) of the same or the opposite gender."""
     names = sorted(s for s in means if s != spk and (genders[s] == gender) == same)
@@ -71,12 +80,8 @@ def pick_target(spk: str, gender: str, same: bool, means: dict[str, np.ndarray],
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", required=True, help="Kokoro corpus folder (data/test_trials_f, ...)")
-    ap.add_argument("--sets", default="test_trials_f,test_trials_m")
     ap.add_argument("--model", default="default")
-    ap.add_argument("--n", type=int, default=20, help="Kokoro utterances (0: none, e.g. to run --real-dir alone)")
-    ap.add_argument("--real-dir", help="real Debian clips data dir (data/real)")
-    ap.add_argument("--real-speakers", default="librivox-ss01,pocketsphinx-cards")
+    add_test_set_args(ap, 20)
     ap.add_argument("--out", default="bench_acoustic.json")
     args = ap.parse_args()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from voxanon.models.checkpoint import save_atomic
 from voxanon.models.ltf.fvq import FactorizedVQ, usage
 from voxanon.models.ltf.inference import LtfModel, model_file
 from voxanon.models.ltf.loss import content_loss
+from voxanon.models.ltf.melmap import MelMap, MelPair, resample_frames, vocoder_frames
 from voxanon.models.ltf.model import LtfConfig, LtfNet
 from voxanon.models.ltf.speaker import SpeakerPredictor, reverse_gradient
 from voxanon.models.vocoder.hifigan import PRESETS, Generator, retime_state
@@ -37,6 +39,44 @@ def test_generator_turns_20ms_frames_into_16khz_audio_of_the_same_duration():
     assert codes.min() >= 0 and codes.max() < 64
     odd = LtfNet(LtfConfig(content_dim=8, upsample=3, codebook_size=4, code_dim=2, gru_dim=4, vocoder="v2-16k"))
     assert odd(torch.randn(1, 5, 8))[0].shape == (1, 5 * 3 * 160)
+
+
+def test_mel_generator_emits_80_log_mels_per_10ms_and_has_no_vocoder_inside():
+    net = LtfNet(dataclasses.replace(SMALL, output="mel"))
+    mel, codes, _, _ = net(torch.randn(2, 7, 384))
+    assert mel.shape == (2, 80, 14) and codes.shape == (2, 14) and net.vocoder is None
+    with pytest.raises(ValueError, match="output"):
+        LtfNet(dataclasses.replace(SMALL, output="spectrogram"))
+    assert LtfConfig.from_dict({k: v for k, v in dataclasses.asdict(SMALL).items() if k != "output"}).output == \
+        "waveform"                                   # model.pt files written before the mel design still load
+
+
+def test_mel_map_fit_recovers_a_known_per_band_affine_map_and_ignores_the_floor():
+    rng = np.random.default_rng(0)
+    a, c = rng.uniform(0.8, 0.95, 80), rng.uniform(-2, 1, 80)
+    pairs = []
+    for _ in range(3):
+        x = torch.from_numpy(rng.normal(-4, 1, (80, 200)))
+        y = torch.from_numpy(a[:, None] * x.numpy() + c[:, None])
+        y[:, :20] = y.max() - 9.0               # frames at Whisper's floor: left out of the fit
+        pairs.append((x.float(), y.float()))
+    fitted = MelMap.fit(pairs)
+    assert np.allclose(fitted.scale.flatten(), a, atol=1e-4) and np.allclose(fitted.offset.flatten(), c, atol=1e-3)
+    again = MelMap.from_state(fitted.state())
+    assert torch.equal(again(pairs[0][0][None]), fitted(pairs[0][0][None]))
+
+
+def test_hifigan_mels_mapped_onto_whisper_match_whisper_own_on_held_out_real_speech():
+    from voxanon.models.content.whisper import normalise
+
+    pair = MelPair()
+    fit = MelMap.fit([pair(_clip(i)[0]) for i in range(len(CLIPS) - 1)])
+    hifigan, whisper = pair(_clip(len(CLIPS) - 1)[0])
+    assert hifigan.shape == whisper.shape == (80, len(_clip(len(CLIPS) - 1)[0]) // 160)
+    native, mapped = normalise(whisper[None]), fit(hifigan[None])
+    assert np.corrcoef(native.flatten(), mapped.flatten())[0, 1] > 0.9
+    assert (native - mapped).pow(2).mean().sqrt() < 0.25
+    assert resample_frames(hifigan[None], 50).shape == (1, 80, 50) and vocoder_frames(100) == 86
 
 
 def test_fvq_picks_the_nearest_unit_codeword_passes_gradients_straight_through_and_counts_usage():
@@ -135,12 +175,13 @@ def _log(out: Path) -> list[dict]:
 
 
 @pytest.mark.slow
-def test_train_ltf_logs_resumes_at_the_same_step_and_writes_a_loadable_model(tmp_path, capsys):
+@pytest.mark.parametrize("output", ["waveform", "mel"])
+def test_train_ltf_logs_resumes_at_the_same_step_and_writes_a_loadable_model(tmp_path, capsys, output):
     data = _data_dir(tmp_path)
     out = tmp_path / "run"
     common = [str(data), "--out", str(out), "--codebook-size", "32", "--code-dim", "4", "--gru-dim", "8",
               "--vocoder", "v2-16k", "--batch-size", "1", "--segment", "3200", "--lambda-s", "0.1", "--device", "cpu", "--threads", "1",
-              "--init", "scratch"]
+              "--init", "scratch", "--output", output]
     assert main(["train", "ltf", *common, "--epochs", "0.1"]) == EXIT_PARTIAL   # the missing file is skipped
     err = capsys.readouterr().err
     assert "skipping utterance u9" in err and "speaker predictor" in err
@@ -158,6 +199,10 @@ def test_train_ltf_logs_resumes_at_the_same_step_and_writes_a_loadable_model(tmp
     model = LtfModel.from_file(out / "model.pt")
     wav, sr = _clip(1)
     assert model.convert(wav[:8000], sr).shape == (8000,)
+    assert (model.vocoder is not None) == (output == "mel")
+    if output == "mel":       # the fitted map travels with the model: 80 scales near 2 / ln 10
+        scale = np.array(summary["melmap"]["scale"])
+        assert scale.shape == (80,) and 0.6 < np.median(scale) < 1.2
 
 
 @pytest.fixture(scope="module")
@@ -183,11 +228,14 @@ def test_anonymizer_keeps_length_and_rate_and_chunked_runs_match_one_pass(model_
     assert np.corrcoef(one[16000:40000], chunked[16000:40000])[0, 1] > 0.9
 
 
-def test_bad_inputs_and_models_give_clear_errors(tmp_path, model_path):
+def test_bad_inputs_and_models_give_clear_errors(tmp_path, model_path, monkeypatch):
+    import voxanon.anonymizers.ltf as ltf_module
+
     rng = np.random.default_rng(0)
     silent = Ltf().anonymize(np.zeros(1234, dtype=np.float32), 16000, rng)[0]
     assert silent.shape == (1234,) and not silent.any()       # silence in, silence out, no model needed
-    with pytest.raises(ConfigError, match="voxanon train ltf"):
+    monkeypatch.setattr(ltf_module, "DEFAULT_MODEL", tmp_path / "gone.pt")
+    with pytest.raises(ConfigError, match="shipped model .*gone.pt.* is missing"):
         Ltf().anonymize(np.ones(100, dtype=np.float32), 16000, rng)
     anon = Ltf(model=str(model_path))
     for bad in (np.array([0.1, np.nan], dtype=np.float32), np.zeros((100, 2), dtype=np.float32),
@@ -199,3 +247,23 @@ def test_bad_inputs_and_models_give_clear_errors(tmp_path, model_path):
         Ltf(model=str(tmp_path / "other.pt")).anonymize(np.ones(100, dtype=np.float32), 16000, rng)
     with pytest.raises(ModelError, match="not found"):
         Ltf(model=str(tmp_path / "nope.pt")).anonymize(np.ones(100, dtype=np.float32), 16000, rng)
+
+
+@pytest.mark.slow
+def test_shipped_default_speaks_real_speech_in_another_voice():
+    from voxanon.metrics.wer import wer
+    from voxanon.models.asr import load_asr
+    from voxanon.models.speaker import load_encoder
+
+    texts = dict(line.split(" ", 1) for line in (CLIPS[0].parent / "text").read_text().splitlines())
+    anon = Ltf(threads=1)
+    wavs = [_clip(i)[0] for i in range(len(CLIPS))]
+    outs = [anon.anonymize(w, 16000, np.random.default_rng(0)) for w in wavs]
+    assert all(sr == 16000 and y.shape == w.shape and np.isfinite(y).all() and np.abs(y).max() > 0.01
+               for (y, sr), w in zip(outs, wavs))
+    hyps = load_asr("whisper-tiny").transcribe([y for y, _ in outs], 16000)
+    refs = [texts[c.stem] for c in CLIPS]
+    assert wer(refs, hyps, "words").wer < 35, hyps          # the words survive (the originals': under 10 %)
+    src, anonymized = (load_encoder("ge2e").embed(x, 16000).mean(0) for x in (wavs, [y for y, _ in outs]))
+    cos = src @ anonymized / np.linalg.norm(src) / np.linalg.norm(anonymized)
+    assert cos < 0.8                                          # the voice does not

@@ -17,7 +17,7 @@ def run(args: argparse.Namespace) -> int:
                            lr_decay=args.lr_decay, lambda_c=args.lambda_c, lambda_s=args.lambda_s,
                            grl=not args.no_grl, init=args.init)
     cfg = LtfConfig(content=args.content, codebook_size=args.codebook_size, code_dim=args.code_dim,
-                    gru_dim=args.gru_dim, vocoder=args.vocoder)
+                    gru_dim=args.gru_dim, vocoder=args.vocoder, output=args.output)
     summary = train_ltf(args.data_dirs, args.out, cfg=cfg, settings=settings, device=args.device,
                         threads=args.threads, command=shlex.join(["voxanon", *sys.argv[1:]]), quiet=args.quiet)
     print(f"{args.out}/model.pt: {summary['steps']} steps in {summary['train_seconds'] / 60:.1f} min, content loss "
@@ -41,6 +41,10 @@ def register(commands) -> None:
     p.add_argument("--gru-dim", type=int, default=256, help="bi-GRU units per direction")
     p.add_argument("--vocoder", default="v1-16k", choices=("v1-16k", "v2-16k"),
                    help="HiFi-GAN generator size (v1-16k: V1, 13.9 M; v2-16k: V2, 0.9 M, --init scratch only)")
+    p.add_argument("--output", default="mel", choices=("mel", "waveform"),
+                   help="mel (default, the CPU design): emit HiFi-GAN log-mels, trained through a map onto "
+                        "Whisper's, vocoded by the frozen universal HiFi-GAN; waveform: the paper's loop with "
+                        "HiFi-GAN inside (the --device cuda recipe)")
     p.add_argument("--lambda-c", type=float, default=1.0, help="content-loss weight")
     p.add_argument("--lambda-s", type=float, default=0.0,
                    help="speaker-loss weight (0: no speaker branch; paper: lambda_c/lambda_s 10 to 40)")

@@ -13,6 +13,14 @@ epoch = as many segments as the training audio holds, at least one step), as
 HiFi-GAN's ExponentialLR. One utterance of up to ``max_valid`` speakers is held
 out; its middle segment gives the validation content loss.
 
+With ``output="mel"`` (the CPU design, docs/ltf.md) no waveform enters the loop:
+the generator emits HiFi-GAN log-mels at 100 frames/s and both sides reach the
+frozen Whisper encoder through :class:`~voxanon.models.ltf.melmap.MelMap`
+(fitted once on the training audio, kept in the checkpoint): the original as
+its own HiFi-GAN log-mels, mapped the same way, so the loss is 0 exactly at the
+real mels that the frozen universal HiFi-GAN vocodes at inference. The
+projection's bias starts at the training audio's mean log-mel.
+
 Checkpoints, resumption, the JSONL log and the time budget are those of
 :mod:`voxanon.pipelines.train_acoustic` (``OUT/checkpoint.pt`` about every
 minute; rerunning the same command continues at the same step).
@@ -40,6 +48,7 @@ from voxanon.models.content import load_content_encoder
 from voxanon.models.ltf.fvq import usage
 from voxanon.models.ltf.inference import model_file
 from voxanon.models.ltf.loss import content_loss
+from voxanon.models.ltf.melmap import MelMap, MelPair
 from voxanon.models.ltf.model import LtfConfig, LtfNet, n_params
 from voxanon.models.ltf.speaker import SpeakerPredictor
 from voxanon.pipelines.acoustic_features import list_utterances
@@ -49,6 +58,8 @@ from voxanon.progress import Progress
 
 SAMPLE_RATE = 16000
 INITS = ("universal", "scratch")
+#: training utterances the mel map is fitted on
+MAP_FIT_UTTERANCES = 300
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,12 +87,35 @@ class LtfSettings:
 
 @dataclasses.dataclass
 class Utterance:
-    """A training utterance: 16 kHz audio (padded to whole content frames) and its content features."""
+    """A training utterance: 16 kHz audio (padded to whole content frames), its content features and, for
+    mel-domain training, its ``(80, frames)`` HiFi-GAN log-mels at 100 frames/s."""
 
     utt: str
     speaker: str
     wav: np.ndarray
     content: np.ndarray
+    mel: np.ndarray | None = None
+
+
+class Judge:
+    """What the frozen encoder hears of the original and of the generator's output, in the training domain:
+    waveform segments (the paper's loop) or HiFi-GAN log-mels through a :class:`MelMap`."""
+
+    def __init__(self, encoder, spf: int, mapping: MelMap | None = None) -> None:
+        self.encoder, self.spf, self.mapping = encoder, spf, mapping
+
+    def segment(self, it: Utterance, start: int, frames: int) -> np.ndarray:
+        """The original's segment of ``frames`` content frames from ``start``: audio or log-mels."""
+        if self.mapping is None:
+            return it.wav[start * self.spf:(start + frames) * self.spf]
+        per = self.spf // 160
+        return it.mel[:, start * per:(start + frames) * per]
+
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        """The encoder's features of a batch of segments (or of generated output)."""
+        if self.mapping is None:
+            return self.encoder.encode_segments(x)
+        return self.encoder.encode_logmels(self.mapping(x))
 
 
 def prepare(todo: list[tuple[str, str, str]], encoder, spf: int, min_samples: int,
@@ -109,43 +143,60 @@ def prepare(todo: list[tuple[str, str, str]], encoder, spf: int, min_samples: in
     return out, skipped
 
 
-def sample(items: list[Utterance], batch: int, frames: int, spf: int, rng: np.random.Generator,
+def sample(items: list[Utterance], batch: int, frames: int, judge: Judge, rng: np.random.Generator,
            speakers: dict[str, int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Random aligned segments: content ``(B, frames, D)``, audio ``(B, frames * spf)``, speaker index ``(B,)``."""
+    """Random aligned segments: content ``(B, frames, D)``, the original's (:meth:`Judge.segment`), speaker
+    index ``(B,)``."""
     cs, ws, ss = [], [], []
     for i in rng.integers(len(items), size=batch):
         it = items[i]
         start = int(rng.integers(len(it.content) - frames + 1))
         cs.append(it.content[start:start + frames])
-        ws.append(it.wav[start * spf:(start + frames) * spf])
+        ws.append(judge.segment(it, start, frames))
         ss.append(speakers[it.speaker])
     return torch.from_numpy(np.stack(cs)), torch.from_numpy(np.stack(ws)), torch.tensor(ss)
 
 
-def middle_segments(items: list[Utterance], frames: int, spf: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The middle segment of each utterance: content and audio, as :func:`sample`."""
+def middle_segments(items: list[Utterance], frames: int, judge: Judge) -> tuple[torch.Tensor, torch.Tensor]:
+    """The middle segment of each utterance: content and the original's, as :func:`sample`."""
     starts = [(len(it.content) - frames) // 2 for it in items]
     return (torch.from_numpy(np.stack([it.content[s:s + frames] for it, s in zip(items, starts)])),
-            torch.from_numpy(np.stack([it.wav[s * spf:(s + frames) * spf] for it, s in zip(items, starts)])))
+            torch.from_numpy(np.stack([judge.segment(it, s, frames) for it, s in zip(items, starts)])))
 
 
 @torch.no_grad()
-def valid_loss(net: LtfNet, encoder, segments: tuple[torch.Tensor, torch.Tensor], device: str,
+def valid_loss(net: LtfNet, judge: Judge, segments: tuple[torch.Tensor, torch.Tensor], device: str,
                batch: int) -> float:
     """Mean content loss of the generator's output on fixed held-out segments."""
     net.eval()
-    content, audio = segments
+    content, original = segments
     total = 0.0
     for i in range(0, len(content), batch):
         out = net(content[i:i + batch].to(device))[0]
-        a = audio[i:i + batch].to(device)
-        total += float(content_loss(encoder.encode_segments(a), encoder.encode_segments(out))) * len(a)
+        a = original[i:i + batch].to(device)
+        total += float(content_loss(judge.features(a), judge.features(out))) * len(a)
     net.train()
     return total / max(len(content), 1)
 
 
-def build(cfg: LtfConfig, settings: LtfSettings, n_speakers: int) -> tuple[LtfNet, SpeakerPredictor | None]:
-    """A fresh generator (vocoder from the universal HiFi-GAN or random) and, when ``lambda_s > 0``, a predictor."""
+def add_mels(items: list[Utterance]) -> None:
+    """Fill each utterance's HiFi-GAN log-mels at 100 frames/s (mel-domain training)."""
+    pair = MelPair()
+    for it in items:
+        it.mel = pair(it.wav)[0].numpy()
+
+
+def fit_map(items: list[Utterance]) -> MelMap:
+    """The :class:`MelMap` fitted on up to :data:`MAP_FIT_UTTERANCES` training utterances (spread evenly)."""
+    pair = MelPair()
+    step = max(1, len(items) // MAP_FIT_UTTERANCES)
+    return MelMap.fit([pair(it.wav) for it in items[::step][:MAP_FIT_UTTERANCES]])
+
+
+def build(cfg: LtfConfig, settings: LtfSettings, n_speakers: int,
+          items: list[Utterance]) -> tuple[LtfNet, SpeakerPredictor | None]:
+    """A fresh generator (vocoder from the universal HiFi-GAN or random; in the mel domain, the projection's bias
+    at the mean log-mel of ``items``) and, when ``lambda_s > 0``, a predictor."""
     from voxanon.models.vocoder.hifigan import universal_checkpoint
 
     if settings.init not in INITS:
@@ -153,7 +204,10 @@ def build(cfg: LtfConfig, settings: LtfSettings, n_speakers: int) -> tuple[LtfNe
     if settings.init == "universal" and cfg.vocoder != "v1-16k":
         raise ConfigError(f"--init universal needs the V1 generator (--vocoder v1-16k), not {cfg.vocoder}")
     net = LtfNet(cfg)
-    if settings.init == "universal":
+    if cfg.output == "mel":
+        with torch.no_grad():
+            net.proj.bias.copy_(torch.from_numpy(np.concatenate([it.mel for it in items], 1).mean(1)))
+    elif settings.init == "universal":
         net.init_vocoder(universal_checkpoint())
     spk = SpeakerPredictor(cfg.content_dim, n_speakers, grl=settings.grl) if settings.lambda_s > 0 else None
     return net, spk
@@ -181,14 +235,21 @@ def train_ltf(train_dirs: list[str], out_dir: str, *, cfg: LtfConfig = LtfConfig
     cfg = fitted
     if settings.segment % spf:
         raise ConfigError(f"--segment {settings.segment}: must be a multiple of {spf} samples (one content frame)")
+    if cfg.output == "mel" and not hasattr(encoder, "encode_logmels"):
+        raise ConfigError(f"--output mel trains through Whisper's log-mels; {encoder.name} is not a Whisper encoder "
+                          "(use --content whisper-tiny:3, or --output waveform)")
     frames = settings.segment // spf
     train_todo, valid_todo = hold_out(list_utterances(train_dirs), settings.max_valid)
     start = time.monotonic()
     train_items, skipped = prepare(train_todo, encoder, spf, settings.segment, quiet)
     valid_items, valid_skipped = prepare(valid_todo, encoder, spf, settings.segment, quiet)
-    feature_seconds = time.monotonic() - start
     if not train_items:
         raise RunError(f"no usable training utterance in {', '.join(train_dirs)} ({len(skipped)} skipped)")
+    mapping = None
+    if cfg.output == "mel":
+        add_mels(train_items + valid_items)
+        mapping = (MelMap.from_state(run.resumed["melmap"]) if run.resumed is not None else fit_map(train_items))
+    feature_seconds = time.monotonic() - start
     speakers = sorted({it.speaker for it in train_items})
     index = {s: i for i, s in enumerate(speakers)}
     if run.resumed is not None:
@@ -201,9 +262,11 @@ def train_ltf(train_dirs: list[str], out_dir: str, *, cfg: LtfConfig = LtfConfig
         if spk is not None:
             spk.load_state_dict(run.resumed["speaker"])
     else:
-        net, spk = build(cfg, settings, len(speakers))
-    loop = fit(net, spk, encoder, train_items, valid_items, index, frames, spf, run, settings, quiet)
+        net, spk = build(cfg, settings, len(speakers), train_items)
+    judge = Judge(encoder, spf, mapping)
+    loop = fit(net, spk, judge, train_items, valid_items, index, frames, run, settings, quiet)
     summary = {"config": dataclasses.asdict(cfg), "settings": dataclasses.asdict(settings), "command": command,
+               "melmap": mapping.state() if mapping is not None else None,
                "seed": settings.seed, "device": run.device, "speakers": speakers,
                "data": {"train": [str(Path(d).resolve()) for d in train_dirs],
                         "train_utterances": len(train_items), "train_speakers": len(speakers),
@@ -216,13 +279,16 @@ def train_ltf(train_dirs: list[str], out_dir: str, *, cfg: LtfConfig = LtfConfig
     return summary
 
 
-def fit(net: LtfNet, spk: SpeakerPredictor | None, encoder, items: list[Utterance], valid_items: list[Utterance],
-        index: dict[str, int], frames: int, spf: int, run: Run, settings: LtfSettings, quiet: bool) -> dict:
+def fit(net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, items: list[Utterance],
+        valid_items: list[Utterance], index: dict[str, int], frames: int, run: Run, settings: LtfSettings,
+        quiet: bool) -> dict:
     """The training loop (resumable from ``run.resumed``); returns the loop's part of the summary."""
-    device, resumed = run.device, run.resumed
+    device, resumed, encoder = run.device, run.resumed, judge.encoder
     rng = np.random.default_rng(settings.seed)
     torch.manual_seed(settings.seed)
     encoder.to(device)
+    if judge.mapping is not None:
+        judge.mapping.to(device)
     for p in encoder.model.parameters():
         p.requires_grad_(False)
     net = net.to(device).train()
@@ -238,12 +304,13 @@ def fit(net: LtfNet, spk: SpeakerPredictor | None, encoder, items: list[Utteranc
     total_steps = math.ceil(settings.epochs * per_epoch) if settings.epochs is not None else None
     budget = settings.minutes * 60.0 if settings.minutes is not None else None
     log = TrainLog(run.out / "train_log.jsonl", step if resumed is not None else None)
-    valid = middle_segments(valid_items, frames, spf) if valid_items else None
+    valid = middle_segments(valid_items, frames, judge) if valid_items else None
     if not quiet:
         print(f"{'resuming at step ' + str(step) if resumed else 'training'}: {len(items)} utterances "
               f"({audio / SAMPLE_RATE:.0f} s, {len(index)} speakers, {per_epoch} steps per epoch), "
               f"{len(valid_items)} valid, generator {n_params(net) / 1e6:.2f} M parameters"
-              + (f", speaker predictor {n_params(spk) / 1e6:.2f} M" if spk is not None else "") + f" on {device}",
+              + (f", speaker predictor {n_params(spk) / 1e6:.2f} M" if spk is not None else "")
+              + f", output {net.cfg.output} on {device}",
               file=sys.stderr, flush=True)
 
     def progress() -> float:
@@ -253,7 +320,8 @@ def fit(net: LtfNet, spk: SpeakerPredictor | None, encoder, items: list[Utteranc
         save_atomic({"model": net.state_dict(), "speaker": spk.state_dict() if spk is not None else None,
                      "optimizer": opt.state_dict(), "step": step, "seconds": seconds, "rng": rng.bit_generator.state,
                      "config": dataclasses.asdict(net.cfg), "settings": dataclasses.asdict(settings),
-                     "speakers": sorted(index, key=index.get)}, run.out / "checkpoint.pt")
+                     "speakers": sorted(index, key=index.get),
+                     "melmap": judge.mapping.state() if judge.mapping is not None else None}, run.out / "checkpoint.pt")
 
     session, last_valid, last_ckpt = time.monotonic() - seconds, -math.inf, seconds
     sums: dict[str, float] = {}
@@ -262,11 +330,11 @@ def fit(net: LtfNet, spk: SpeakerPredictor | None, encoder, items: list[Utteranc
         lr = settings.lr * settings.lr_decay ** (step // per_epoch)
         for group in opt.param_groups:
             group["lr"] = lr
-        content, wav, who = (t.to(device) for t in sample(items, settings.batch_size, frames, spf, rng, index))
+        content, original, who = (t.to(device) for t in sample(items, settings.batch_size, frames, judge, rng, index))
         out, codes, vq_loss, q = net(content)
         with torch.no_grad():
-            target = encoder.encode_segments(wav)
-        l_c = content_loss(target, encoder.encode_segments(out))
+            target = judge.features(original)
+        l_c = content_loss(target, judge.features(out))
         terms = {"l_c": l_c, "l_vq": vq_loss}
         loss = settings.lambda_c * l_c + settings.lambda_vq * vq_loss
         if spk is not None:
@@ -290,7 +358,7 @@ def fit(net: LtfNet, spk: SpeakerPredictor | None, encoder, items: list[Utteranc
                       "lr": lr, "seconds": round(seconds, 1)}
             sums, codes_seen = {}, []
             if valid is not None and (seconds - last_valid >= settings.valid_every_s or done):
-                record["valid_l_c"] = round(valid_loss(net, encoder, valid, device, settings.batch_size), 5)
+                record["valid_l_c"] = round(valid_loss(net, judge, valid, device, settings.batch_size), 5)
                 last_valid = seconds
                 seconds = time.monotonic() - session
             log.add(record)

@@ -55,13 +55,22 @@ class LogMel(nn.Module):
                              persistent=False)
         self.register_buffer("window", torch.hann_window(N_FFT), persistent=False)
 
-    def forward(self, wav: torch.Tensor) -> torch.Tensor:
+    def log10_power(self, wav: torch.Tensor) -> torch.Tensor:
+        """``(B, 80, N // 160)`` ``log10`` mel power floored at 1e-10, before Whisper's normalisation."""
         spec = torch.stft(wav, N_FFT, HOP, window=self.window, center=True, pad_mode="reflect",
                           return_complex=True)[..., :-1]
         mel = self.filters @ (spec.real.pow(2) + spec.imag.pow(2))
-        log = torch.log10(torch.clamp(mel, min=1e-10))
-        log = torch.maximum(log, log.amax(dim=(-2, -1), keepdim=True) - 8.0)
-        return (log + 4.0) / 4.0
+        return torch.log10(torch.clamp(mel, min=1e-10))
+
+    def forward(self, wav: torch.Tensor) -> torch.Tensor:
+        return normalise(self.log10_power(wav))
+
+
+def normalise(log: torch.Tensor) -> torch.Tensor:
+    """Whisper's log-mel normalisation of ``(B, 80, T)`` ``log10`` powers: floor at 8 below each item's maximum,
+    then ``(x + 4) / 4``."""
+    log = torch.maximum(log, log.amax(dim=(-2, -1), keepdim=True) - 8.0)
+    return (log + 4.0) / 4.0
 
 
 class Block(nn.Module):
@@ -205,14 +214,18 @@ class WhisperContent(ContentEncoder):
     def encode_segments(self, wavs: torch.Tensor) -> torch.Tensor:
         """Features of ``(B, N)`` short segments in windows of their own length (Whisper's positions ``0..T``);
         with ``debias`` the response to a silent segment of that length is subtracted."""
-        feats = self.model(self.logmel(wavs), upto=self.layer)[self.layer]
+        return self.encode_logmels(self.logmel(wavs))
+
+    def encode_logmels(self, mels: torch.Tensor) -> torch.Tensor:
+        """:meth:`encode_segments` of ``(B, 80, T)`` normalised Whisper log-mels (differentiable)."""
+        feats = self.model(mels, upto=self.layer)[self.layer]
         if self.debias:
-            n = wavs.shape[-1]
+            n = mels.shape[-1]
             if n not in self._short_baselines:
                 with torch.no_grad():
-                    silent = self.logmel(torch.zeros(1, n, device=wavs.device))
+                    silent = self.logmel(torch.zeros(1, n * HOP, device=mels.device))
                     self._short_baselines[n] = self.model(silent, upto=self.layer)[self.layer][0]
-            feats = feats - self._short_baselines[n].to(wavs.device)
+            feats = feats - self._short_baselines[n].to(mels.device)
         return feats
 
     @torch.inference_mode()

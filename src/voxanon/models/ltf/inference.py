@@ -1,4 +1,9 @@
-"""A trained LTF generator with its frozen encoder: waveform in, anonymized waveform out (``model.pt`` files)."""
+"""A trained LTF generator with its frozen encoder: waveform in, anonymized waveform out (``model.pt`` files).
+
+A generator trained in the mel domain (``output="mel"``) emits HiFi-GAN log-mels at 100 frames/s; they are
+resampled to the universal HiFi-GAN's 86.13 frames/s and vocoded by it (22.05 kHz), then resampled to the
+input's rate.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ import torch
 from voxanon.audio.io import check_waveform, fit_length, resample
 from voxanon.errors import ModelError
 from voxanon.models.checkpoint import load_checkpoint
+from voxanon.models.ltf.melmap import resample_frames, vocoder_frames
 from voxanon.models.ltf.model import LtfConfig, LtfNet
 
 FORMAT = "voxanon-ltf-1"
@@ -32,6 +38,11 @@ class LtfModel:
         self.net = net.eval()
         self.meta = meta or {}
         self.encoder = load_content_encoder(net.cfg.content)
+        self.vocoder = None
+        if net.cfg.output == "mel":
+            from voxanon.models.vocoder import load_vocoder
+
+            self.vocoder = load_vocoder("hifigan-universal")
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> LtfModel:
@@ -49,7 +60,7 @@ class LtfModel:
 
     @property
     def sample_rate(self) -> int:
-        return self.net.sample_rate
+        return self.net.sample_rate if self.vocoder is None else self.vocoder.sample_rate
 
     @torch.inference_mode()
     def convert(self, wav: np.ndarray, sr: int) -> np.ndarray:
@@ -57,5 +68,9 @@ class LtfModel:
         check_waveform(wav)
         x = resample(np.asarray(wav, dtype=np.float32), sr, self.encoder.sample_rate)
         content = torch.from_numpy(self.encoder.encode(x, self.encoder.sample_rate))[None]
-        out = self.net(content)[0][0].numpy()
+        out = self.net(content)[0]
+        if self.vocoder is not None:
+            out = self.vocoder.synthesize(resample_frames(out, vocoder_frames(out.shape[-1]))[0].T.numpy())
+        else:
+            out = out[0].numpy()
         return fit_length(resample(out, self.sample_rate, sr), len(wav))

@@ -8,6 +8,10 @@ encoder's features of the output match those of the input (:mod:`.loss`). The
 GRU output is projected to the generator's 80 input channels, so the generator
 can start from the universal HiFi-GAN (retimed to 16 kHz / 160-sample hop) or
 from scratch.
+
+With ``output="mel"`` the network stops at the projection: it emits HiFi-GAN
+log-mels at 100 frames/s, trained through :class:`~.melmap.MelMap` and vocoded
+at inference by the frozen universal HiFi-GAN (no waveform in the training loop).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ class LtfConfig:
     code_dim: int = 8
     gru_dim: int = 256
     vocoder: str = VOCODER
+    #: ``waveform`` (the paper's: HiFi-GAN inside the network) or ``mel`` (log-mels for a frozen vocoder)
+    output: str = "waveform"
 
     @classmethod
     def from_dict(cls, d: dict) -> LtfConfig:
@@ -41,8 +47,12 @@ class LtfConfig:
         return cls(**d)
 
 
+OUTPUTS = ("waveform", "mel")
+
+
 class LtfNet(nn.Module):
-    """``(B, T, content_dim)`` content frames -> ``(B, T * upsample * hop)`` waveform, codes, VQ loss, FVQ output."""
+    """``(B, T, content_dim)`` content frames -> ``(B, T * upsample * hop)`` waveform (or ``(B, 80, T * upsample)``
+    log-mels), codes, VQ loss, FVQ output."""
 
     def __init__(self, cfg: LtfConfig) -> None:
         super().__init__()
@@ -50,13 +60,15 @@ class LtfNet(nn.Module):
         u, d = cfg.upsample, cfg.content_dim
         if u < 1:
             raise ValueError(f"LTF: upsample must be >= 1, got {u}")
+        if cfg.output not in OUTPUTS:
+            raise ValueError(f"LTF: output must be one of {', '.join(OUTPUTS)}, got {cfg.output!r}")
         # even u: kernel 2u, padding u/2 -> exactly T * u frames; odd u: kernel u without overlap
         self.upsampler = nn.ConvTranspose1d(d, d, 2 * u if u % 2 == 0 else u, u, padding=u // 2 if u % 2 == 0 else 0)
         self.fvq = FactorizedVQ(d, cfg.codebook_size, cfg.code_dim)
         self.gru = nn.GRU(d, cfg.gru_dim, batch_first=True, bidirectional=True)
         self.vocoder_cfg: HifiganConfig = PRESETS[cfg.vocoder]
         self.proj = nn.Linear(2 * cfg.gru_dim, self.vocoder_cfg.num_mels)
-        self.vocoder = Generator(self.vocoder_cfg)
+        self.vocoder = Generator(self.vocoder_cfg) if cfg.output == "waveform" else None
 
     @property
     def sample_rate(self) -> int:
@@ -71,8 +83,8 @@ class LtfNet(nn.Module):
         x = self.upsampler(content.transpose(1, 2)).transpose(1, 2)
         q, codes, vq_loss = self.fvq(x)
         h, _ = self.gru(q)
-        wav = self.vocoder(self.proj(h).transpose(1, 2))[:, 0]
-        return wav, codes, vq_loss, q
+        mel = self.proj(h).transpose(1, 2)
+        return (mel if self.vocoder is None else self.vocoder(mel)[:, 0]), codes, vq_loss, q
 
     def init_vocoder(self, checkpoint: str) -> None:
         """Load the generator from a reference HiFi-GAN V1 checkpoint (e.g. the universal one), retimed."""
