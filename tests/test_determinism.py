@@ -3,8 +3,8 @@
 The promise behind resumable, parallel runs: the same input, seed and
 utterance id give the same bytes, whatever the process, the order or the rate.
 Methods that load models (the ASR-TTS cascade, admixture, which mixes it in,
-and the neural families) are marked slow. Methods that ship no trained model
-(f3va, ltf) run with small randomly initialised checkpoints made here.
+and the neural families) are marked slow. f3va, which ships no trained model,
+runs with a small randomly initialised checkpoint made here; ltf with its shipped one.
 """
 
 from __future__ import annotations
@@ -31,14 +31,14 @@ def _cases():
 @pytest.fixture(scope="module")
 def small_targets(tmp_path_factory) -> dict[str, dict]:
     """Parameters giving the kNN-VC family three small target speakers (its defaults synthesise nine voices),
-    and f3va and ltf, which ship no trained model, small random checkpoints."""
+    and f3va, which ships no trained model, a small random checkpoint."""
     root = tmp_path_factory.mktemp("targets")
     for i in range(3):
         (root / f"t{i}").mkdir()
         sf.write(root / f"t{i}" / "a.wav", 0.5 * speech_like(3.0, 16000, f0=100 + 60 * i, seed=i), 16000)
     params = {name: {"targets": str(root)} for name in ("knnvc", "knnvc_blend")}
     params["f3va"] = {"model": str(_small_f3va(root / "f3va.pt")), "mel_steps": 2, "threads": 1}
-    params["ltf"] = {"model": str(_small_ltf(root / "ltf.pt")), "threads": 1}
+    params["ltf"] = {"threads": 1}
     return params
 
 
@@ -48,17 +48,6 @@ def _small_f3va(path):
     from voxanon.models.acoustic.inference import ModelSpecs, model_file
 
     save_atomic(model_file(_randomised(DiTConfig(width=32, depth=1, heads=2, codebook_size=0)), ModelSpecs()), path)
-    return path
-
-
-def _small_ltf(path):
-    import torch
-    from test_ltf import SMALL
-    from voxanon.models.ltf.inference import model_file
-    from voxanon.models.ltf.model import LtfNet
-
-    torch.manual_seed(0)
-    save_atomic(model_file(LtfNet(SMALL), {"note": "untrained"}), path)
     return path
 
 

@@ -5,8 +5,8 @@ loss: only the encoder's features of its output must match the input's) turns
 the content frames back into a waveform; the information bottleneck (FVQ) and
 the absence of any speaker input are what anonymize. Deterministic: the rng is
 not used. Long inputs run in 20-s chunks with 1 s of context on each side, so
-memory stays bounded at any duration. No model ships (see docs/ltf.md), so the
-method is not in the benchmark's default list: pass ``--param model=OUT/model.pt``.
+memory stays bounded at any duration. The shipped default (``resources/ltf/default.pt``,
+trained here in the mel domain: docs/ltf.md) runs without ``model=``.
 """
 
 from __future__ import annotations
@@ -15,10 +15,15 @@ import dataclasses
 
 import numpy as np
 
+from pathlib import Path
+
 from voxanon.anonymizers.base import Anonymizer, Chunking, param
 from voxanon.audio.io import check_waveform
 from voxanon.errors import ConfigError
 from voxanon.ranges import Range
+
+#: the shipped generator (``voxanon train ltf --output mel``; command, seed and log in docs/ltf.md)
+DEFAULT_MODEL = Path(__file__).resolve().parents[1] / "resources" / "ltf" / "default.pt"
 
 
 class Ltf(Anonymizer):
@@ -27,12 +32,11 @@ class Ltf(Anonymizer):
     name = "ltf"
     sample_rate = 16000
     needs_model = True
-    offline = False        # nothing ships: a model.pt of 'voxanon train ltf' is needed
     chunking = Chunking(seconds=20.0, overlap=1.0, fade=0.05)
 
     @dataclasses.dataclass(frozen=True)
     class Config:
-        model: str = param("", "model.pt written by 'voxanon train ltf' (required)")
+        model: str = param("", "model.pt written by 'voxanon train ltf' (empty: the shipped default)")
         threads: int = param(0, "torch threads (0 = torch's default)", range=Range(0))
 
     def __init__(self, config=None, **params) -> None:
@@ -42,16 +46,17 @@ class Ltf(Anonymizer):
     def model(self):
         """The :class:`~voxanon.models.ltf.inference.LtfModel` (loaded on first use)."""
         if self._model is None:
-            if not self.config.model:
-                raise ConfigError("ltf needs a trained model: --param model=OUT/model.pt (train one with "
-                                  "'voxanon train ltf DATA --out OUT'; docs/ltf.md)")
+            path = self.config.model or DEFAULT_MODEL
+            if not self.config.model and not DEFAULT_MODEL.is_file():
+                raise ConfigError(f"ltf: the shipped model {DEFAULT_MODEL} is missing (a damaged install?); "
+                                  "reinstall voxanon or give --param model=OUT/model.pt of 'voxanon train ltf'")
             import torch
 
             from voxanon.models.ltf.inference import LtfModel
 
             if self.config.threads > 0:
                 torch.set_num_threads(self.config.threads)
-            self._model = LtfModel.from_file(self.config.model)
+            self._model = LtfModel.from_file(path)
         return self._model
 
     def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:

@@ -53,6 +53,7 @@ PROFILES = {
     # audio with the ONNX vocoder (1.5 with torch), ~6 CPU-minutes for this profile's audio plus its three
     # retrained rungs and the one-off target build, on top of the 20 minutes this profile takes with the
     # corpus cached (about 4 more to build it; BENCHMARKS.md "Main job with attackers that hear enough speech")
+    # LTF likewise: ~7 minutes of anonymization on 2 cores for this corpus (BENCHMARKS.md "LTF in the mel domain")
     "default": Profile("default", "kokoro", "small", ("dev", "test"), ("test",), attacker_epochs=8, ser_epochs=10,
                        n_boot=1000, quality_utts=8, listen_utts=4, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),
                        ecapa_recipe="small", finetune_epochs=3, systems=DEFAULT_SYSTEMS),
