@@ -71,6 +71,19 @@ def add_test_set_args(ap: argparse.ArgumentParser, n: int) -> None:
     ap.add_argument("--real-speakers", default="librivox-ss01,pocketsphinx-cards")
 
 
+def write_report(results: dict, out: str, groups: list[str], key: str, label: str,
+                 columns: list[tuple[str, str]]) -> None:
+    """Write ``results`` to ``out`` (JSON) and print each group's ``results[group][key]`` rows as a markdown
+    table: the set, the row's name (headed ``label``) and ``columns`` (header, field; empty where absent)."""
+    Path(out).write_text(json.dumps(results, indent=1) + "\n")
+    print("| set | " + label + " | " + " | ".join(h for h, _ in columns) + " |")
+    print("|---" * (len(columns) + 2) + "|")
+    for name in groups:
+        for row_name, row in results[name][key].items():
+            cells = " | ".join(str(row.get(field, "")) for _, field in columns)
+            print(f"| {name} ({results[name]['utterances']}) | {row_name} | {cells} |")
+
+
 def pick_target(spk: str, gender: str, same: bool, means: dict[str, np.ndarray], genders: dict[str, str]) -> str:
     """The next speaker after ``spk`` (sorted, cyclic) of the same or the opposite gender."""
     names = sorted(s for s in means if s != spk and (genders[s] == gender) == same)
@@ -137,14 +150,9 @@ def main() -> None:
     results["model"] = {"spec": args.model, "steps": meta.get("steps"), "train_seconds": meta.get("train_seconds"),
                         "final_train_l1": meta.get("final_train_l1"), "final_valid_l1": meta.get("final_valid_l1")}
     results["seconds"] = round(time.monotonic() - start, 1)
-    Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
-    print("| set | condition | Whisper WER % | sphinx WER % | cos to source | cos to target | source~target |")
-    print("|---|---|---|---|---|---|---|")
-    for name in groups:
-        for cond, row in results[name]["conditions"].items():
-            print(f"| {name} ({results[name]['utterances']}) | {cond} | {row.get('wer_whisper', '')} | "
-                  f"{row.get('wer_sphinx', '')} | "
-                  f"{row['cos_source']} | {row.get('cos_target', '')} | {row.get('cos_source_target', '')} |")
+    write_report(results, args.out, list(groups), "conditions", "condition", [
+        ("Whisper WER %", "wer_whisper"), ("sphinx WER %", "wer_sphinx"), ("cos to source", "cos_source"),
+        ("cos to target", "cos_target"), ("source~target", "cos_source_target")])
     print(f"model: {results['model']}; {results['seconds']} s")
 
 

@@ -1,66 +1,108 @@
-"""Speed and memory of the ``f3va`` anonymizer on one thread, against ``embedding`` (f3va generator, conv model).
+"""The ``f3va`` anonymizer against its stand-in ``embedding generator=f3va`` (the conv model): words, quality,
+voice, speed.
 
-Runs each system on the first ``--seconds`` of a real clip (warm-up call, then ``--repeats`` timed calls) and
-prints the median real-time factor, its ratio to the ``embedding`` reference measured in the same run, and the
-process's peak resident memory after each system (``ru_maxrss``; systems run in order, f3va first, so a later
-peak includes the earlier ones' models).
+On held-out speech (Kokoro ``test_trials_f`` + ``test_trials_m``, ``--n`` evenly spaced, and the real Debian
+clips of ``--real-speakers``), every system anonymizes every utterance with the utterance's RNG (seed 0), so
+``f3va`` and ``embedding generator=f3va`` draw the same pseudo-speaker. Reported per system: Whisper tiny.en and
+pocketsphinx WER, DNSMOS (P.835 overall), GE2E cosine of the output to the pseudo-speaker's embedding (the
+target) and to the source, and the real-time factor (wall seconds of ``process`` per audio second, on
+``--threads`` torch threads). The default systems are the reference and ``f3va`` at each of ``--steps`` mel ODE
+steps; ``--system LABEL=METHOD:{json}`` adds others (e.g. another model). Prints a markdown table and writes
+``--out`` (JSON) with the peak resident memory.
 
-Usage: ``python benchmarks/bench_f3va.py --model DIR/model.pt [--seconds 6] [--repeats 3] [--steps 16 4]``
+Usage: ``python benchmarks/bench_f3va.py --corpus /work/runs/kdef31 [--model f3va] [--n 40] [--real-dir DIR]
+[--steps 4 8 16] [--system 'T0=f3va:{"mel_temperature": 0}'] [--out bench_f3va.json]``
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import resource
-import statistics
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-CLIP = Path(__file__).resolve().parents[1] / "tests" / "data" / "librivox" / "sense_and_sensibility_01_austen_64kb-0880.flac"
+from bench_acoustic import add_test_set_args, load_set, unit, write_report
 
 
-def rtf(anon, wav: np.ndarray, sr: int, repeats: int) -> float:
-    """Median wall seconds per audio second of ``anon.process`` over ``repeats`` calls after one warm-up."""
-    from voxanon.anonymizers.base import utterance_rng
-
-    anon.process(wav, sr, utterance_rng(0, "warm-up"))
-    times = []
-    for i in range(repeats):
-        start = time.perf_counter()
-        anon.process(wav, sr, utterance_rng(0, f"u{i}"))
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) / (len(wav) / sr)
+def parse_system(text: str) -> tuple[str, str, dict]:
+    """``LABEL=METHOD:{json}`` (or ``LABEL=METHOD``) -> (label, method, params)."""
+    label, _, spec = text.partition("=")
+    method, _, params = spec.partition(":")
+    return label, method, json.loads(params) if params else {}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", required=True, help="model.pt of voxanon train f3va")
-    ap.add_argument("--clip", default=str(CLIP))
-    ap.add_argument("--seconds", type=float, default=6.0)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--steps", type=int, nargs="+", default=[16, 4], help="mel ODE steps to time")
+    ap.add_argument("--model", default="f3va", help="the f3va backbone (default: the shipped one)")
+    add_test_set_args(ap, 40)
+    ap.add_argument("--steps", type=int, nargs="+", default=[4, 8, 16], help="mel ODE steps of f3va to compare")
+    ap.add_argument("--system", action="append", default=[], help="LABEL=METHOD:{json}, another system to run")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", default="bench_f3va.json")
     args = ap.parse_args()
 
-    import torch
-
+    from voxanon.anonymizers.base import utterance_rng
     from voxanon.anonymizers.registry import build
-    from voxanon.audio.io import load_audio
+    from voxanon.evaluation.quality import dnsmos
+    from voxanon.metrics.wer import wer
+    from voxanon.models.asr import load_asr
+    from voxanon.models.speaker import load_encoder
 
-    torch.set_num_threads(1)
-    wav, sr = load_audio(args.clip)
-    wav = wav[: int(args.seconds * sr)]
-    systems = [(f"f3va mel_steps={s}", build("f3va", {"model": args.model, "mel_steps": s, "threads": 1}))
-               for s in args.steps]
-    systems += [("embedding generator=f3va (conv, reference)", build("embedding", {"generator": "f3va", "threads": 1}))]
-    print(f"{len(wav) / sr:.1f} s of {Path(args.clip).name}, 1 thread, median of {args.repeats}")
-    print("| system | RTF | ratio to reference | peak RSS after (MB) |\n|---|---|---|---|")
-    rows = []
-    for label, anon in systems:
-        rows.append((label, rtf(anon, wav, sr, args.repeats), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
-    for label, value, peak in rows:
-        print(f"| {label} | {value:.2f} | {value / rows[-1][1]:.2f} | {peak:.0f} |")
+    common = {"threads": args.threads}
+    systems = [("embedding generator=f3va (conv)", "embedding", {"generator": "f3va"})]
+    systems += [(f"f3va mel_steps={s}", "f3va", {"model": args.model, "mel_steps": s}) for s in args.steps]
+    systems += [parse_system(s) for s in args.system]
+    anons = {label: build(method, {**common, **params}) for label, method, params in systems}
+    asrs = {"whisper": load_asr("whisper-tiny"), "sphinx": load_asr("pocketsphinx")}
+    enc = load_encoder("ge2e")
+    groups = {"kokoro": load_set([Path(args.corpus) / "data" / s for s in args.sets.split(",")], args.n)} if args.n else {}
+    if args.real_dir:
+        groups["real"] = load_set([Path(args.real_dir)], None, set(args.real_speakers.split(",")))
+
+    results, start = {}, time.monotonic()
+    for name, rows in groups.items():
+        refs = [r["text"] for r in rows]
+        audio = sum(len(r["wav"]) / r["sr"] for r in rows)
+        table = {"original": {"dnsmos": [], "cos_source": []}, **{label: {"dnsmos": [], "cos_source": [], "cos_target": [],
+                                                                            "seconds": 0.0} for label in anons}}
+        outs = {label: [] for label in table}
+        for r in rows:
+            wav, sr = r["wav"], r["sr"]
+            source = unit(enc.embed([wav], sr)[0])
+            done = [("original", wav, sr, None)]
+            for label, anon in anons.items():
+                tic = time.perf_counter()
+                y, ysr = anon.process(wav, sr, utterance_rng(0, r["utt"]))
+                table[label]["seconds"] += time.perf_counter() - tic
+                voice = anon.pseudo_speaker(wav, sr, utterance_rng(0, r["utt"]))
+                done.append((label, y, ysr, unit(np.asarray(getattr(voice, "embedding", voice), dtype=np.float32))))
+            for label, y, ysr, target in done:
+                outs[label].append((y, ysr))
+                e = unit(enc.embed([y], ysr)[0])
+                table[label]["cos_source"].append(float(e @ source))
+                table[label]["dnsmos"].append(dnsmos(y, ysr)["ovrl"])
+                if target is not None:
+                    table[label]["cos_target"].append(float(e @ target))
+            print(f"{name}: {r['utt']} ({time.monotonic() - start:.0f} s)", file=sys.stderr, flush=True)
+        summary = {}
+        for label, row in table.items():
+            summary[label] = {k: round(float(np.mean(v)), 3) for k, v in row.items() if isinstance(v, list) and v}
+            if "seconds" in row:
+                summary[label]["rtf"] = round(row["seconds"] / audio, 3)
+            for asr_name, asr in asrs.items():
+                summary[label][f"wer_{asr_name}"] = round(wer(refs, [asr.transcribe([y], ysr)[0] for y, ysr in outs[label]]).wer, 1)
+        results[name] = {"utterances": len(rows), "audio_seconds": round(audio, 1), "systems": summary}
+    results["systems"] = [{"label": label, "method": method, "params": params} for label, method, params in systems]
+    results["threads"], results["seconds"] = args.threads, round(time.monotonic() - start, 1)
+    results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    write_report(results, args.out, list(groups), "systems", "system", [
+        ("Whisper WER %", "wer_whisper"), ("sphinx WER %", "wer_sphinx"), ("DNSMOS", "dnsmos"),
+        ("cos to target", "cos_target"), ("cos to source", "cos_source"), ("RTF", "rtf")])
+    print(f"{results['seconds']} s, peak RSS {results['peak_rss_mb']} MB")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
 """SECA on the PII test set: NER precision/recall, entities removed, WER outside the edits, boundary DNSMOS.
 
-Usage: python benchmarks/bench_seca.py PII_ROOT OUT [--edits infill,tts,silence,noise,beep] [--limit N]
+Usage: python benchmarks/bench_seca.py PII_ROOT OUT [--edits infill,infill@f3va,tts,silence,noise,beep] [--limit N]
 
 PII_ROOT is the output of ``voxanon data pii`` (``data/pii`` with ``entities.jsonl``). For every edit mode
 it anonymizes the set with ``seca`` through the corpus runner (one process, torch on one thread) into
-OUT/<edit>, then measures, with Whisper tiny.en (the recogniser SECA itself uses):
+OUT/<edit> (``infill@BACKBONE``: infill with that backbone, e.g. ``f3va`` or ``acoustic:default``), then
+measures, with Whisper tiny.en (the recogniser SECA itself uses):
 
 - NER, span level, on Whisper's transcript of the originals: reference entities are carried onto Whisper's
   words by a word alignment (difflib); a prediction is a hit when its word range is the reference's
@@ -16,7 +17,10 @@ OUT/<edit>, then measures, with Whisper tiny.en (the recogniser SECA itself uses
 - WER outside the edits: the reference without its entities against the output's recognised words
   whose middle lies outside every edited region; the same on the original audio for comparison;
 - boundary quality: DNSMOS (P.835 OVRL) of a window of 0.5 s either side of each edit, output against
-  the same window of the original, and of the whole utterance.
+  the same window of the original, and of the whole utterance; the discontinuity at each edit's two edges:
+  the mean absolute change (dB) of the 80 Whisper log-mel bands between the frames ``EDGE`` s before and
+  after the edge, in the output and at the same place in the original;
+- replacement heard: the fraction of edits whose replacement words Whisper recognises, in order, in the output.
 
 Writes OUT/results.json and prints a table.
 """
@@ -46,6 +50,22 @@ from voxanon.models.ner import load_ner
 from voxanon.pipelines.anonymize import anonymize_corpus
 
 WINDOW = 0.5
+#: seconds either side of an edit's edge between which the spectral jump is measured (spans the cross-fade)
+EDGE = 0.03
+
+
+def edge_jumps(wav: np.ndarray, sr: int, edges: list[float]) -> list[float]:
+    """Mean absolute change (dB) of the 80 Whisper log-mel bands between ``EDGE`` s before and after each edge."""
+    from voxanon.audio.io import resample
+    from voxanon.models.content.whisper import LogMel
+
+    mel = 10 * LogMel().log10_power(torch.from_numpy(resample(wav, sr, 16000).astype(np.float32))[None])[0].numpy()
+    jumps = []
+    for edge in edges:
+        a, b = int(round((edge - EDGE) * 100)), int(round((edge + EDGE) * 100))
+        if a >= 0 and b < mel.shape[1]:
+            jumps.append(float(np.abs(mel[:, b] - mel[:, a]).mean()))
+    return jumps
 
 
 def tokens(words) -> list[list[str]]:
@@ -136,13 +156,15 @@ def main() -> None:
     edits = [e for e in args.edits.split(",") if e]
     orig_dnsmos = {u: dnsmos(w, sr)["ovrl"] for u, (w, sr) in originals.items()} if edits else {}
     for edit in edits:
-        out_dir = Path(args.out) / edit
+        out_dir = Path(args.out) / edit.replace(":", "_")
+        mode, _, backbone = edit.partition("@")
+        params = {"edit": mode, "threads": 1, **({"backbone": backbone} if backbone else {})}
         start = time.monotonic()
-        summary = anonymize_corpus(data_path, out_dir, build("seca", {"edit": edit, "threads": 1}), jobs=1,
-                                   quiet=True)
+        summary = anonymize_corpus(data_path, out_dir, build("seca", params), jobs=1, quiet=True)
         wall = time.monotonic() - start
         recognised = removed = removed_any = 0
         refs_out, hyps_out, hyps_orig, win_out, win_orig, whole = {}, {}, {}, [], [], []
+        jump_out, jump_orig, heard_new, n_edits = [], [], 0, 0
         for u in utts:
             wav, sr = load_audio(out_dir / "wav" / f"{u}.wav")
             report = json.loads((out_dir / "wav" / f"{u}.json").read_text())
@@ -156,6 +178,12 @@ def main() -> None:
                     removed += not contains(heard, entity)
                     removed_any += not any(t in heard for t in entity)
             regions = [(e["start"], e["end"]) for e in report["edits"]]
+            for e in report["edits"]:
+                n_edits += 1
+                heard_new += contains(heard, normalize_transcript(e["replacement"]).split())
+            edges = [t for region in regions for t in region]
+            jump_out += edge_jumps(wav, sr, edges)
+            jump_orig += edge_jumps(originals[u][0], originals[u][1], edges)
             outside = lambda ws: " ".join(w.word for w in ws if not any(s <= (w.start + w.end) / 2 <= e for s, e in regions))  # noqa: E731
             inside = {i for a, b, _ in gold[u] for i in range(a, b)}
             refs_out[u] = " ".join(w for i, w in enumerate(refs[u]) if i not in inside)
@@ -177,6 +205,9 @@ def main() -> None:
             "dnsmos_edit_windows_output": round(float(np.mean(win_out)), 3) if win_out else None,
             "dnsmos_edit_windows_original": round(float(np.mean(win_orig)), 3) if win_orig else None,
             "dnsmos_whole_delta": round(float(np.mean(whole)), 3),
+            "edge_jump_db_output": round(float(np.mean(jump_out)), 2) if jump_out else None,
+            "edge_jump_db_original": round(float(np.mean(jump_orig)), 2) if jump_orig else None,
+            "replacement_heard_pct": round(100 * heard_new / max(n_edits, 1), 1),
         }
         print(edit, json.dumps(results["edits"][edit]), flush=True)
     Path(args.out).mkdir(parents=True, exist_ok=True)

@@ -3,8 +3,7 @@
 The promise behind resumable, parallel runs: the same input, seed and
 utterance id give the same bytes, whatever the process, the order or the rate.
 Methods that load models (the ASR-TTS cascade, admixture, which mixes it in,
-and the neural families) are marked slow. f3va, which ships no trained model,
-runs with a small randomly initialised checkpoint made here; ltf with its shipped one.
+and the neural families) are marked slow. f3va and ltf run with their shipped models (f3va with 2 mel steps).
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import soundfile as sf
 from voxanon.anonymizers.base import utterance_rng
 from voxanon.anonymizers.registry import available, build
 from voxanon.audio.synthetic import speech_like
-from voxanon.models.checkpoint import save_atomic
 
 RATES = (8000, 16000, 22050, 44100, 48000)
 
@@ -30,25 +28,16 @@ def _cases():
 
 @pytest.fixture(scope="module")
 def small_targets(tmp_path_factory) -> dict[str, dict]:
-    """Parameters giving the kNN-VC family three small target speakers (its defaults synthesise nine voices),
-    and f3va, which ships no trained model, a small random checkpoint."""
+    """Parameters giving the kNN-VC family three small target speakers (its defaults synthesise their voices),
+    and the shipped f3va and ltf one thread (f3va two mel steps)."""
     root = tmp_path_factory.mktemp("targets")
     for i in range(3):
         (root / f"t{i}").mkdir()
         sf.write(root / f"t{i}" / "a.wav", 0.5 * speech_like(3.0, 16000, f0=100 + 60 * i, seed=i), 16000)
     params = {name: {"targets": str(root)} for name in ("knnvc", "knnvc_blend")}
-    params["f3va"] = {"model": str(_small_f3va(root / "f3va.pt")), "mel_steps": 2, "threads": 1}
+    params["f3va"] = {"mel_steps": 2, "threads": 1}
     params["ltf"] = {"threads": 1}
     return params
-
-
-def _small_f3va(path):
-    from test_f3va_backbone import _randomised
-    from voxanon.models.acoustic.dit import DiTConfig
-    from voxanon.models.acoustic.inference import ModelSpecs, model_file
-
-    save_atomic(model_file(_randomised(DiTConfig(width=32, depth=1, heads=2, codebook_size=0)), ModelSpecs()), path)
-    return path
 
 
 def _run(name: str, wav: np.ndarray, sr: int, params: dict | None = None) -> tuple[bytes, int]:

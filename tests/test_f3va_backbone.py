@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from voxanon.models.acoustic.inference import AcousticModel, ModelSpecs, model_f
 from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
 from voxanon.models.checkpoint import save_atomic
 
+from speaks import words_and_voice
 from test_acoustic import _log, _train_dir
 
 CLIP = Path(__file__).parent / "data" / "librivox" / "sense_and_sensibility_01_austen_64kb-0880.flac"
@@ -128,6 +130,42 @@ def test_ode_sampling_shape_determinism_and_guidance():
         net.generate(content, pitch, spk, Sampling(solver="heun"))
 
 
+def _with_conv_prior(seed: int = 0) -> tuple[DiTNet, AcousticNet]:
+    """An untrained (zero-output) DiT whose prior is a random small conv network, and that conv network."""
+    torch.manual_seed(seed)
+    conv = AcousticNet(AcousticConfig(channels=8, dilations=(1, 2)))
+    for p in conv.parameters():
+        torch.nn.init.normal_(p, std=0.1)
+    net = DiTNet(dataclasses.replace(TINY, prior=json.dumps(dataclasses.asdict(conv.cfg))))
+    net.prior.load_state_dict(conv.state_dict())
+    net.set_mel_stats(np.full(80, -5.0), np.full(80, 2.0))
+    net.set_prior_std(np.linspace(0.2, 0.6, 80))
+    return net, conv.eval()
+
+
+def test_data_dependent_prior_starts_the_flow_at_the_conv_prediction(tmp_path):
+    net, conv = _with_conv_prior()
+    content, pitch, spk, mel = torch.randn(2, 30, 384), torch.randn(2, 30, 2), torch.randn(2, 256), torch.randn(2, 30, 80)
+    with torch.no_grad():
+        mu = conv(content, pitch, spk)
+        # an untrained backbone (zero velocity) returns its starting point: at temperature 0 the conv's mels
+        torch.testing.assert_close(net.generate(content, pitch, spk, Sampling(steps=3, temperature=0.0)), mu)
+        sampled = net.generate(content, pitch, spk, Sampling(steps=3, seed=4))
+    spread = ((sampled - mu) / net.mel_std).std(dim=(0, 1))           # noise of prior_std (standardised) per bin
+    assert float((spread - net.prior_std).abs().max()) < 0.2 and float(spread[-10:].mean()) > float(spread[:10].mean())
+    # the velocity target is x1 - x0 with x0 around the conv's prediction: far smaller than from N(0, I)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        assert float(net.loss(content, pitch, spk, mu)) < 0.3 * float(DiTNet(TINY).loss(content, pitch, spk, mu))
+    # the prior is frozen: no gradient reaches it, and it travels in the model file
+    net.loss(content, pitch, spk, mel).backward()
+    assert all(p.grad is None for p in net.prior.parameters()) and net.mu_in.weight.grad is not None
+    save_atomic(model_file(net, ModelSpecs()), tmp_path / "prior.pt")
+    loaded = AcousticModel.from_file(tmp_path / "prior.pt")
+    assert loaded.config.prior_config() == conv.cfg
+    torch.testing.assert_close(loaded.net.prior_std, net.prior_std.half().float())
+
+
 def test_dit_model_file_round_trip_and_kind_checks(tmp_path):
     net = _randomised(DiTConfig(width=32, depth=1, heads=2, codebook_size=8))
     save_atomic(model_file(net, ModelSpecs()), tmp_path / "dit.pt")
@@ -178,10 +216,24 @@ def test_train_f3va_writes_resumes_and_checks_kinds(tmp_path, capsys):
                  "--init", str(tmp_path / "conv" / "model.pt")]) == 2
     assert "is a conv model" in capsys.readouterr().err
 
+    # --prior: the conv model is frozen inside the backbone, which starts its flow at the conv's prediction
+    conv = AcousticModel.from_file(tmp_path / "conv" / "model.pt")
+    assert main(["train", "f3va", *common, "--out", str(tmp_path / "prior"), "--epochs", "0.2",
+                 "--prior", str(tmp_path / "conv" / "model.pt")]) == EXIT_PARTIAL
+    with_prior = AcousticModel.from_file(tmp_path / "prior" / "model.pt")
+    assert with_prior.config.prior_config() == conv.config
+    assert json.loads((tmp_path / "prior" / "model.json").read_text())["prior"].endswith("model.pt")
+    for key, value in conv.net.state_dict().items():              # not trained: the conv's own weights
+        torch.testing.assert_close(with_prior.net.prior.state_dict()[key], value)
+    std = with_prior.net.prior_std
+    assert 0.01 <= float(std.min()) and float(std.std()) > 0      # the fitted spread, not the ones it starts at
+    assert main(["train", "f3va", *common, "--out", str(tmp_path / "prior2"), "--epochs", "0.2",
+                 "--prior", str(out / "model.pt")]) == 2
+    assert "need a conv acoustic model" in capsys.readouterr().err
+
 
 def test_f3va_anonymizer_config_errors(tmp_path):
-    with pytest.raises(ConfigError, match="model is required"):
-        build("f3va", {})
+    assert build("f3va", {}).config.model == "f3va"             # the shipped backbone by default
     with pytest.raises(ConfigError, match="mel_solver"):
         build("f3va", {"model": "m.pt", "mel_solver": "heun"})
     with pytest.raises(ConfigError, match="w"):
@@ -229,3 +281,12 @@ def test_f3va_chunks_share_one_voice_and_noise_seed(tiny_backbone, monkeypatch):
     out, out_sr = anon.process(wav, sr, utterance_rng(0, "long"))
     assert out_sr == sr and len(out) == len(wav) and np.isfinite(out).all()
     assert len(seen) == 3 and all(v is seen[0] for v in seen)
+
+
+@pytest.mark.slow
+def test_shipped_backbone_speaks_real_speech_in_another_voice():
+    anon = F3VA(threads=1)
+    error, cos, hyps = words_and_voice(anon)
+    assert anon.acoustic().kind == "dit" and anon.acoustic().config.prior_config() is not None
+    assert error < 35, hyps                                   # the words survive (the originals': under 10 %)
+    assert cos < 0.8                                          # the voice does not

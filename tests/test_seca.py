@@ -169,7 +169,8 @@ def test_bad_input_is_a_clear_error(bad, match):
 
 
 @pytest.mark.parametrize("params", [{"edit": "bleep"}, {"types": ["PERSON"]}, {"types": []},
-                                    {"backbone": "dit:x", "edit": "infill"}])
+                                    {"backbone": "dit:x", "edit": "infill"},
+                                    {"backbone": "f3va:default", "edit": "infill"}])
 def test_bad_config_is_a_clear_error(params):
     with pytest.raises(ConfigError):
         seca = build("seca", params)
@@ -205,7 +206,8 @@ def test_corpus_run_writes_reports_and_leaks_no_entity(tmp_path: Path):
 
 
 @pytest.mark.slow
-def test_infill_keeps_length_rate_and_the_audio_outside_the_spans():
+@pytest.mark.parametrize("backbone", ["acoustic:default", "f3va"])
+def test_infill_keeps_length_rate_and_the_audio_outside_the_spans(backbone):
     pytest.importorskip("torch")
     from voxanon.audio.io import resample
     from voxanon.audio.level import set_level, trim
@@ -213,7 +215,7 @@ def test_infill_keeps_length_rate_and_the_audio_outside_the_spans():
 
     said, said_sr = load_tts("kokoro:bm_george", threads=1).synthesize(SENTENCE)
     wav = set_level(trim(resample(said, said_sr, SR), SR), SR, 0.05)
-    seca = build("seca", {"edit": "infill", "threads": 1, "crossfade": 0.02})
+    seca = build("seca", {"edit": "infill", "threads": 1, "crossfade": 0.02, "backbone": backbone})
     out, sr = seca.process(wav, SR, utterance_rng(0, "u"))
     assert sr == SR and len(out) == len(wav) and np.all(np.isfinite(out))
     edits = seca.report()["edits"]

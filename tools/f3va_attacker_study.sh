@@ -1,10 +1,14 @@
 #!/bin/bash
 # The F3-VA paper's attacker study (its Table VI) on a voxanon corpus: ignorant (OA) and lazy-informed
-# (AA-lazy) EER of the `embedding` anonymizer with the f3va generator for fixed w and dynamic w ranges.
-# usage: tools/f3va_attacker_study.sh CORPUS OUT [JOBS] [NAME=VALUE ...]   (CORPUS: a `voxanon data synth` folder;
-# NAME=VALUE: further parameters of every run, e.g. model=<checkpoint>)
+# (AA-lazy) EER of the `f3va` anonymizer (METHOD=f3va: the flow backbone) or of `embedding` with the f3va generator
+# (the default: the conv acoustic model) for fixed w and dynamic w ranges.
+# usage: [METHOD=f3va] tools/f3va_attacker_study.sh CORPUS OUT [JOBS] [NAME=VALUE ...]   (CORPUS: a `voxanon data
+# synth` folder; NAME=VALUE: further parameters of every run, e.g. model=<checkpoint>)
 set -euo pipefail
 corpus=$1/data; out=$2; jobs=${3:-2}
+method=${METHOD:-embedding}
+base=(--method "$method")
+if [[ $method == embedding ]]; then base+=(--param generator=f3va); fi
 shift $(( $# < 3 ? $# : 3 )); common=("$@")
 mkdir -p "$out"
 run() {  # run LABEL PARAM...
@@ -12,7 +16,7 @@ run() {  # run LABEL PARAM...
   local params=()
   for p in "${common[@]}" "$@"; do params+=(--param "$p"); done
   for set in test_enrolls test_trials_f test_trials_m; do
-    voxanon anonymize --quiet --method embedding --param generator=f3va "${params[@]}" --jobs "$jobs" \
+    voxanon anonymize --quiet "${base[@]}" "${params[@]}" --jobs "$jobs" \
       "$corpus/$set" "$out/$label/$set"
   done
   voxanon evaluate privacy --quiet --oa --aa-lazy --enroll "$corpus/test_enrolls" \

@@ -7,8 +7,9 @@ backbone of ``voxanon train f3va`` integrates its mel ODE (ODE-3: ``mel_steps``
 of ``mel_solver``, classifier-free ``guidance``) from noise seeded by the
 utterance's RNG, conditioned on the source's (VQ) content and normalised pitch
 and the pseudo-speaker -> HiFi-GAN universal. Long inputs run in chunks that
-share the pseudo-speaker and the noise seed (:class:`Resynthesis`). No backbone
-is shipped: ``model`` names a ``model.pt`` of ``voxanon train f3va`` (docs/f3va.md).
+share the pseudo-speaker and the noise seed (:class:`Resynthesis`). ``model``:
+the shipped backbone ``f3va`` (trained here with a data-dependent prior) or a
+``model.pt`` of ``voxanon train f3va`` (docs/f3va.md).
 """
 
 from __future__ import annotations
@@ -35,12 +36,10 @@ class F3VA(Embedding):
     """F3-VA: flow-matching pseudo-speaker (w, dynamic w) -> DiT flow-matching mel backbone -> HiFi-GAN."""
 
     name = "f3va"
-    #: no backbone ships (it does not converge in a CPU budget): the user trains one first
-    offline = False
 
     @dataclasses.dataclass(frozen=True)
     class Config:
-        model: str = param("", "DiT backbone: a model.pt written by 'voxanon train f3va' (required)")
+        model: str = param("f3va", "DiT backbone: f3va (shipped) or a model.pt written by 'voxanon train f3va'")
         flow: str = param("", "speaker flow checkpoint (voxanon train speaker-flow); empty = the shipped flow")
         w: float = param(0.0, "weight of the source's latent (1 = the source, 0 = random)", range=Range(-1, 1))
         w_range: tuple[float, float] | None = param(
@@ -50,6 +49,9 @@ class F3VA(Embedding):
         mel_solver: str = param("euler", "backbone (mel) ODE solver (euler, midpoint, rk4)")
         mel_steps: int = param(16, "backbone (mel) ODE steps", range=Range(1, 1000))
         guidance: float = param(0.0, "classifier-free guidance scale of the backbone (0 = off)", range=Range(0, 10))
+        mel_temperature: float = param(0.0, "spread of the backbone's starting noise around its prior (0: the "
+                                            "ODE starts at the conv prior's mels; best on the dev trials, "
+                                            "docs/f3va.md)", range=Range(0, 2))
         f0: str = param("model", "model (pitch level from the pseudo-speaker, contour from the source) or "
                                  "source (the source's own F0, imposed by WORLD after vocoding)")
         threads: int = param(0, "torch threads (0 = torch's default)", range=Range(0))
@@ -57,9 +59,6 @@ class F3VA(Embedding):
         def __post_init__(self) -> None:
             from voxanon.models.flow.solvers import SOLVERS
 
-            if not self.model:
-                raise ConfigError("f3va: parameter model is required: the model.pt of 'voxanon train f3va' "
-                                  "(no backbone ships; docs/f3va.md)")
             if self.mel_solver not in SOLVERS:
                 raise ConfigError(f"parameter mel_solver: {self.mel_solver!r} is not one of {', '.join(SOLVERS)}")
             check_f0_mode(self.f0)
@@ -83,5 +82,6 @@ class F3VA(Embedding):
         from voxanon.models.acoustic.dit import Sampling
 
         c = self.config
-        sampling = Sampling(steps=c.mel_steps, solver=c.mel_solver, guidance=c.guidance, seed=speaker.seed)
+        sampling = Sampling(steps=c.mel_steps, solver=c.mel_solver, guidance=c.guidance, seed=speaker.seed,
+                            temperature=c.mel_temperature)
         return self.acoustic().convert(wav, sr, speaker.embedding, sampling)

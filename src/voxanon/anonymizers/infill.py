@@ -1,15 +1,17 @@
 """Speech-editing infill: the spans of an utterance re-generated with new words in the utterance's own voice.
 
-What SECA's paper does with F5-TTS, and issue 16 asks of the F3-VA DiT backbone (not built yet), is done
-here by a *backbone*: a model that turns content frames, the normalised pitch contour and a speaker
-embedding into vocoder mels. The one available is the shipped speaker-conditioned acoustic model
-(:mod:`voxanon.models.acoustic`, ``acoustic:default`` or ``acoustic:<model.pt>``); it stands in for the DiT.
+What SECA's paper does with F5-TTS is done here by a *backbone*: a model that turns content frames, the
+normalised pitch contour and a speaker embedding into vocoder mels (:mod:`voxanon.models.acoustic`):
+``f3va[:<model.pt>]``, the F3-VA DiT flow backbone (shipped ``f3va``), or ``acoustic[:<model.pt>]``, the conv
+acoustic model (shipped ``default``).
 
 For each span: the content frames (the backbone's Whisper tiny.en layer) of the replacement words, spoken
 by a Kokoro voice and trimmed, are warped onto the span's frames of the utterance's content sequence; the
 pitch in the span is the TTS's contour (its voicing and its movement around its mean) at a level bridged
 linearly between the voiced frames just before and just after the span. The backbone regenerates the mels
-with the utterance's own speaker embedding (GE2E), HiFi-GAN universal vocodes them (around the spans only), the result is brought to
+with the utterance's own speaker embedding (GE2E): the conv model all of them, the flow backbone only the
+spans' frames, its ODE holding every other frame on its path to the original's own mels (speech editing in
+context). HiFi-GAN universal vocodes them (around the spans only), the result is brought to
 the level of the original around the spans, and only the spans (and ``crossfade`` seconds either side, where
 the regenerated neighbours fade into the original) are spliced into the original audio.
 """
@@ -28,17 +30,23 @@ BRIDGE_SECONDS = 0.15
 #: seconds each side of a span that are vocoded with it, and over which its level is matched to the original
 LEVEL_SECONDS = 0.3
 CONTENT_RATE = 16000
+#: infill backbone kind -> its shipped model
+BACKBONES = {"f3va": "f3va", "acoustic": "default"}
 
 
 def load_backbone(spec: str):
-    """The infill backbone ``acoustic[:<model>]`` (the shipped default acoustic model when no model is named)."""
-    kind, _, model = spec.partition(":")
-    if kind != "acoustic":
-        raise ConfigError(f"infill backbone {spec!r}: only acoustic[:default|<model.pt>] exists (the F3-VA DiT "
-                          "backbone of issue 16 is not built yet)")
+    """The infill backbone: ``f3va[:<model>]`` (the flow backbone, shipped ``f3va`` when no model is named) or
+    ``acoustic[:<model>]`` (the conv acoustic model, shipped ``default`` when no model is named)."""
     from voxanon.models.acoustic import load_acoustic
 
-    return load_acoustic(model or "default")
+    kind, _, model = spec.partition(":")
+    if kind not in BACKBONES:
+        raise ConfigError(f"infill backbone {spec!r}: use f3va[:f3va|<model.pt>] or acoustic[:default|<model.pt>]")
+    loaded = load_acoustic(model or BACKBONES[kind])
+    if (loaded.kind == "dit") != (kind == "f3va"):
+        raise ConfigError(f"infill backbone {spec!r}: {model} is a {loaded.kind} model; name it as "
+                          f"{'f3va' if loaded.kind == 'dit' else 'acoustic'}:{model}")
+    return loaded
 
 
 def bridge(semitones: np.ndarray, voiced: np.ndarray, a: int, b: int, context: int) -> tuple[float, float]:
@@ -71,9 +79,11 @@ class Infill:
         content, pitch = features.content.copy(), features.pitch.copy()
         frame_rate = vocoder.sample_rate / vocoder.hop_length
         context = max(1, round(BRIDGE_SECONDS * frame_rate))
-        for (start, end), words in zip(spans, speech):
+        ranges = []                  # each span's frames [a, b)
+        for start, end in spans:
             a = int(round(start * frame_rate))
-            b = min(len(content), max(int(round(end * frame_rate)), a + 1))
+            ranges.append((a, min(len(content), max(int(round(end * frame_rate)), a + 1))))
+        for (a, b), words in zip(ranges, speech):
             n, seconds = b - a, len(words) / speech_sr
             words16 = resample(words, speech_sr, CONTENT_RATE)
             times = (np.arange(n) + 0.5) / n * seconds
@@ -85,7 +95,14 @@ class Infill:
             pitch[a:b, 0] = np.where(voiced, np.linspace(lo, hi, n) + movement, 0.0)
             pitch[a:b, 1] = voiced
         speaker = model.speaker_encoder().embed([wav], sr)[0]
-        mel = model.mel(SourceFeatures(content.astype(np.float32), pitch.astype(np.float32)), speaker)
+        known = None
+        if model.kind == "dit":      # flow editing: only the spans' frames are generated, in their real context
+            keep = np.ones(len(content), dtype=bool)
+            for a, b in ranges:
+                keep[a:b] = False
+            original = vocoder.analyze(wav, sr)[: len(content)]
+            known = (np.pad(original, ((0, len(content) - len(original)), (0, 0)), mode="edge"), keep)
+        mel = model.mel(SourceFeatures(content.astype(np.float32), pitch.astype(np.float32)), speaker, known=known)
         regenerated = np.zeros(len(wav), dtype=np.float32)
         margin = round(LEVEL_SECONDS * frame_rate)
         for start, end in spans:  # vocode only the neighbourhood of each span: the vocoder is the costly part

@@ -6,8 +6,9 @@ similar length (:func:`voxanon.data.entity_lists.replacement`, drawn with the ut
 entity's time span edited by ``edit``:
 
 ``infill``
-    the span re-generated to say the replacement in the speaker's own voice (:mod:`.infill`; the shipped
-    acoustic model stands in for the F3-VA DiT backbone), cross-faded at the word boundaries;
+    the span re-generated to say the replacement in the speaker's own voice (:mod:`.infill`; ``backbone``:
+    the shipped conv acoustic model, or the F3-VA flow backbone editing the span's mels in their real
+    context), cross-faded at the word boundaries;
 ``tts``
     the replacement spoken by a Kokoro voice, stretched to the span (WORLD) at the span's level;
 ``silence``, ``noise``, ``beep``
@@ -82,8 +83,9 @@ class Seca(Anonymizer):
         asr: str = param(DEFAULT_ASR, "ASR with word timings (whisper-tiny)")
         ner: str = param("auto", "NER: auto (spaCy + gazetteer, the gazetteer alone without spaCy), spacy, gazetteer")
         voice: str = param("af_heart", "Kokoro voice that speaks the replacements (tts; infill's content)")
-        backbone: str = param("acoustic:default", "infill backbone: acoustic[:default|<model.pt>] (stands in for "
-                                                  "the F3-VA DiT)")
+        backbone: str = param("acoustic:default", "infill backbone: acoustic[:default|<model.pt>] (the conv model "
+                                                  "regenerates the span's neighbourhood) or f3va[:f3va|<model.pt>] "
+                                                  "(the flow backbone fills the span in its real context)")
         crossfade: float = param(0.02, "seconds of cross-fade at each span boundary", range=Range(0.0, 0.2))
         pad: float = param(0.02, "seconds added to each side of a recognised entity's span", range=Range(0.0, 0.5))
         beep_hz: float = param(1000.0, "beep: tone frequency (Hz)", range=Range(20.0, 8000.0))

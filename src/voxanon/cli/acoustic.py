@@ -70,7 +70,7 @@ def run_asrbn(args: argparse.Namespace) -> int:
 def run_f3va(args: argparse.Namespace) -> int:
     from voxanon.pipelines.train_acoustic import train_acoustic
 
-    return _report(args, train_acoustic(args.data_dirs, args.out, valid_dir=args.valid,
+    return _report(args, train_acoustic(args.data_dirs, args.out, valid_dir=args.valid, prior=args.prior or None,
                                         **_common(args, _dit_config(args))))
 
 
@@ -132,4 +132,7 @@ def register(commands) -> None:
     p.add_argument("--cfg-dropout", type=float, default=0.1,
                    help="fraction of rows trained without conditions, for classifier-free guidance (0: off)")
     p.add_argument("--sigma-min", type=float, default=1e-5, help="CFM noise floor")
+    p.add_argument("--prior", default="", help="start the flow from this conv acoustic model's prediction "
+                   "(a shipped name such as 'default', or a model.pt of 'voxanon train acoustic'; frozen, stored "
+                   "in the backbone) instead of N(0, I): the CPU design (docs/f3va.md)")
     p.set_defaults(handler=run_f3va, lr=5e-4, max_valid=16)

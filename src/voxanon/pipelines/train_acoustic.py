@@ -32,7 +32,7 @@ from voxanon.atomic import write_text
 from voxanon.errors import ConfigError, RunError
 from voxanon.models.acoustic.features import network_content
 from voxanon.models.acoustic.inference import AcousticModel, ModelSpecs, model_file
-from voxanon.models.acoustic.dit import DiTNet
+from voxanon.models.acoustic.dit import DiTConfig, DiTNet
 from voxanon.models.acoustic.model import AcousticConfig
 from voxanon.models.acoustic.networks import build_net, config_from_dict
 from voxanon.models.acoustic.vq import kmeans
@@ -42,6 +42,8 @@ from voxanon.pipelines.acoustic_features import Extractor, UttFeatures, extract_
 
 #: content frames drawn for a k-means codebook
 KMEANS_FRAMES = 20000
+#: training utterances on which a DiT's prior spread is measured
+PRIOR_UTTERANCES = 300
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,7 +231,8 @@ def fit(net, specs: ModelSpecs, batches: Batches, valid: tuple[list[UttFeatures]
     rng = batches.rng
     torch.manual_seed(settings.seed)
     net = net.to(device).train()
-    opt = torch.optim.AdamW(net.parameters(), lr=settings.lr, weight_decay=1e-4)
+    trainable = [p for p in net.parameters() if p.requires_grad]      # a DiT's conv prior stays frozen
+    opt = torch.optim.AdamW(trainable, lr=settings.lr, weight_decay=1e-4)
     step, seconds = 0, 0.0
     if resumed is not None:
         opt.load_state_dict(resumed["optimizer"])
@@ -241,13 +244,13 @@ def fit(net, specs: ModelSpecs, batches: Batches, valid: tuple[list[UttFeatures]
                    if settings.epochs is not None else None)
     budget = settings.minutes * 60.0 if settings.minutes is not None else None
     log = TrainLog(out / "train_log.jsonl", step if resumed is not None else None)
-    n_params = sum(p.numel() for p in net.parameters())
+    n_params = sum(p.numel() for p in trainable)
     train_key = f"train_{net.loss_name}"
     items = batches.items
     if not quiet:
         print(f"{'resuming at step ' + str(step) if resumed else 'training'}: {len(items)} utterances "
               f"({batches.frames} frames, {len({it.speaker for it in items})} speakers), "
-              f"{len(valid_items)} valid, {n_params / 1e6:.2f} M parameters on {device}", file=sys.stderr, flush=True)
+              f"{len(valid_items)} valid, {n_params / 1e6:.2f} M trained parameters on {device}", file=sys.stderr, flush=True)
 
     def progress() -> float:
         return step / total_steps if total_steps is not None else seconds / budget
@@ -269,7 +272,7 @@ def fit(net, specs: ModelSpecs, batches: Batches, valid: tuple[list[UttFeatures]
         loss = net.loss(content, pitch, spk, mel)
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(trainable, 1.0)
         opt.step()
         step += 1
         running, n_running = running + loss.item(), n_running + 1
@@ -304,12 +307,52 @@ def fit_codebook(items: list[UttFeatures], size: int, normalize: bool, seed: int
     return kmeans(frames, size, rng)
 
 
+@torch.no_grad()
+def prior_spread(net: DiTNet, items: list[UttFeatures], seed: int) -> np.ndarray:
+    """Per-bin RMS (standardised units) of the training mels around the frozen prior's prediction, on at most
+    :data:`PRIOR_UTTERANCES` utterances (their training content; speaker input: the speaker's other utterances)."""
+    rng = np.random.default_rng([seed, 1])
+    pick = np.sort(rng.choice(len(items), min(len(items), PRIOR_UTTERANCES), replace=False))
+    speakers = speaker_means(items)
+    sq, frames = np.zeros(net.cfg.n_mels), 0
+    for i in pick:
+        it = items[i]
+        content = network_content(it.content[0], net.cfg.content_norm)
+        mu = net.prior_mean(as_batch(content), as_batch(it.pitch), as_batch(speakers[i]))[0]
+        x1 = (as_batch(it.mel)[0] - net.mel_mean) / net.mel_std
+        sq += ((x1 - mu) ** 2).sum(0).double().numpy()
+        frames += it.n_frames
+    return np.sqrt(sq / max(frames, 1))
+
+
 def prepare_dit(net: DiTNet, items: list[UttFeatures], seed: int) -> None:
-    """Fit a fresh DiT backbone's data-dependent parts: the per-bin mel statistics and the content codebook."""
+    """Fit a fresh DiT backbone's data-dependent parts: the per-bin mel statistics, the content codebook and,
+    with a prior, the spread of the data around the prior's prediction."""
     mels = np.concatenate([it.mel for it in items]).astype(np.float32)
     net.set_mel_stats(mels.mean(0), mels.std(0))
     if net.vq is not None:
         net.vq.set_codebook(fit_codebook(items, net.cfg.codebook_size, net.cfg.content_norm, seed))
+    if net.prior is not None:
+        net.set_prior_std(prior_spread(net, items, seed))
+
+
+def with_prior(cfg, prior: str, specs: ModelSpecs):
+    """``cfg`` (a DiT's) with the frozen conv model ``prior`` (a shipped name or a model file) as its flow's
+    data-dependent prior, and that model; ConfigError unless it is a conv model of the same specs and sizes."""
+    if not isinstance(cfg, DiTConfig):
+        raise ConfigError("--prior belongs to the f3va backbone (voxanon train f3va)")
+    model = load_init(prior)
+    if model.kind != "conv" or model.n_speakers:
+        raise ConfigError(f"--prior {prior}: need a conv acoustic model that takes speaker embeddings "
+                          f"(voxanon train acoustic), got a {model.kind} one"
+                          + (" with a speaker table" if model.n_speakers else ""))
+    theirs = ModelSpecs(model.content_spec, model.speaker_spec, model.vocoder_spec)
+    if theirs != specs:
+        raise ConfigError(f"--prior {prior} was trained with {theirs}, this backbone with {specs}")
+    try:
+        return dataclasses.replace(cfg, prior=json.dumps(dataclasses.asdict(model.config))), model
+    except ValueError as exc:
+        raise ConfigError(f"--prior {prior}: {exc}") from None
 
 
 def finish(net, specs: ModelSpecs, run: Run, summary: dict) -> dict:
@@ -331,8 +374,11 @@ def data_summary(train_dirs: list[str], valid_dir: str | None, train_items: list
 def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None = None,
                    cfg: AcousticConfig = AcousticConfig(), specs: ModelSpecs = ModelSpecs(),
                    settings: TrainSettings = TrainSettings(), device: str = "auto", init: str | None = None,
-                   threads: int = 0, cache_dir: str | None = None, command: str = "", quiet: bool = False) -> dict:
+                   threads: int = 0, cache_dir: str | None = None, command: str = "", quiet: bool = False,
+                   prior: str | None = None) -> dict:
     """Train (resuming from ``out_dir/checkpoint.pt`` when present) and write ``model.pt`` + ``model.json``.
+
+    ``prior`` (a DiT started fresh): the conv model whose prediction the flow starts from (:func:`with_prior`).
 
     Returns the summary written to ``model.json``.
     """
@@ -348,7 +394,12 @@ def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None
     fresh = run.resumed is None and not init
     if fresh:
         cfg = dataclasses.replace(cfg, content_dim=extractor.encoder.dim, speaker_dim=extractor.speaker.dim)
+        prior_model = None
+        if prior:
+            cfg, prior_model = with_prior(cfg, prior, specs)
         net = build_net(cfg)
+        if prior_model is not None:
+            net.prior.load_state_dict(prior_model.net.state_dict())
     check_dims(cfg, extractor)
     train_items, skipped, train_secs = extract_dirs(train_dirs, extractor, settings.n_perturb, quiet=quiet)
     valid_items, valid_skipped, valid_secs = (extract_dirs([valid_dir], extractor, 0, limit=settings.max_valid,
@@ -362,6 +413,6 @@ def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None
     loop = fit(net, specs, batches, (valid_items, speaker_means(valid_items)), run, settings, quiet)
     return finish(net, specs, run, {
         "config": dataclasses.asdict(cfg), "specs": dataclasses.asdict(specs), "settings": dataclasses.asdict(settings),
-        "command": command, "seed": settings.seed, "device": run.device, "init": init,
+        "command": command, "seed": settings.seed, "device": run.device, "init": init, "prior": prior,
         "data": data_summary(train_dirs, valid_dir, train_items, valid_items, skipped + valid_skipped, batches.frames),
         "feature_seconds": round(train_secs + valid_secs, 1), **loop})

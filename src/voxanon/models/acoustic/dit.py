@@ -17,18 +17,27 @@ pitch and speaker together) are dropped for that fraction of the batch, so the
 same network also gives the unconditional velocity for classifier-free guidance.
 Inference integrates ``dx/dt = v`` from noise at t = 0 to t = 1 with the shared
 fixed-step solvers of :mod:`voxanon.models.flow.solvers`.
+
+Data-dependent prior (``prior``, the CPU design; as Grad-TTS and PriorGrad): a
+frozen conv acoustic model (:class:`AcousticNet`) held inside the network
+predicts the mel ``mu`` from the same inputs, and the flow starts from
+``x0 = mu + prior_std * noise`` instead of N(0, I), with ``prior_std`` the
+per-bin spread of the data around ``mu`` (fitted at the start of training). The
+DiT is also conditioned on ``mu`` (as Matcha-TTS on its encoder output), so it
+learns only the residual detail the regression model averages away.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from voxanon.models.acoustic.model import NetConfig
+from voxanon.models.acoustic.model import AcousticConfig, AcousticNet, NetConfig
 from voxanon.models.acoustic.vq import VectorQuantizer
 from voxanon.models.flow.model import time_embedding, time_frequencies
 from voxanon.models.flow.solvers import integrate
@@ -50,6 +59,7 @@ class DiTConfig(NetConfig):
     sigma_min : the CFM path's noise floor at t = 1
     cfg_dropout : fraction of training rows whose conditions are dropped (0: no classifier-free guidance)
     rope_base : base of the rotary embedding frequencies
+    prior : JSON of the frozen conv prior's :class:`AcousticConfig` ("": the paper's N(0, I) prior)
     """
 
     content_dim: int = 384
@@ -65,6 +75,7 @@ class DiTConfig(NetConfig):
     sigma_min: float = 1e-5
     cfg_dropout: float = 0.1
     rope_base: float = 10000.0
+    prior: str = ""
 
     def __post_init__(self) -> None:
         head = self.width // max(self.heads, 1)
@@ -75,17 +86,27 @@ class DiTConfig(NetConfig):
                              f"{self.ff_mult}, {self.conv_kernel}")
         if not 0.0 <= self.cfg_dropout < 1.0 or not 0.0 <= self.sigma_min < 1.0:
             raise ValueError(f"cfg_dropout and sigma_min must lie in [0, 1), got {self.cfg_dropout}, {self.sigma_min}")
+        prior = self.prior_config()
+        if prior is not None and (prior.content_dim, prior.speaker_dim, prior.n_mels) != (
+                self.content_dim, self.speaker_dim, self.n_mels):
+            raise ValueError("the prior's content, speaker and mel sizes must be the backbone's")
+
+    def prior_config(self) -> AcousticConfig | None:
+        """The conv prior's config, or None for the N(0, I) prior."""
+        return AcousticConfig.from_dict(json.loads(self.prior)) if self.prior else None
 
 
 @dataclasses.dataclass(frozen=True)
 class Sampling:
     """How :meth:`DiTNet.generate` integrates the ODE: ``steps`` of ``solver`` (euler, midpoint, rk4),
-    classifier-free ``guidance`` scale (0: off) and the ``seed`` of the starting noise."""
+    classifier-free ``guidance`` scale (0: off), the ``seed`` of the starting noise and its ``temperature`` (a
+    factor on the noise's spread)."""
 
     steps: int = 16
     solver: str = "euler"
     guidance: float = 0.0
     seed: int = 0
+    temperature: float = 1.0
 
 
 def rope(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
@@ -153,6 +174,8 @@ class DiTNet(nn.Module):
 
     ``mel_mean``/``mel_std`` (buffers, set by training from the training mels) map between log-mels and the
     standardised space the flow runs in; :meth:`loss` and :meth:`generate` take and give plain log-mels.
+    With ``cfg.prior``, ``prior`` is the frozen conv model and ``prior_std`` (standardised units) the spread of
+    the starting noise around its prediction.
     """
 
     #: architecture name in model files (see :mod:`voxanon.models.acoustic.networks`)
@@ -174,6 +197,10 @@ class DiTNet(nn.Module):
         self.mix = nn.Conv1d(w, w, cfg.conv_kernel, padding=cfg.conv_kernel // 2, groups=w)
         self.time_mlp = nn.Sequential(nn.Linear(w, w), nn.SiLU(), nn.Linear(w, w))
         self.speaker_in = nn.Linear(cfg.speaker_dim, w)
+        prior = cfg.prior_config()
+        self.prior = AcousticNet(prior).requires_grad_(False) if prior is not None else None
+        self.mu_in = nn.Linear(cfg.n_mels, w) if prior is not None else None
+        self.register_buffer("prior_std", torch.ones(cfg.n_mels) if prior is not None else None)
         self.blocks = nn.ModuleList(DiTBlock(w, cfg.heads, cfg.ff_mult, cfg.rope_base) for _ in range(cfg.depth))
         self.norm_out = nn.LayerNorm(w, elementwise_affine=False, eps=1e-6)
         self.ada_out = nn.Sequential(nn.SiLU(), nn.Linear(w, 2 * w))
@@ -187,15 +214,34 @@ class DiTNet(nn.Module):
         self.mel_mean.copy_(torch.as_tensor(np.asarray(mean, dtype=np.float32)))
         self.mel_std.copy_(torch.as_tensor(np.maximum(np.asarray(std, dtype=np.float32), 1e-3)))
 
+    def set_prior_std(self, std: np.ndarray) -> None:
+        """Install the per-bin spread (standardised units) of the training mels around the prior's prediction."""
+        self.prior_std.copy_(torch.as_tensor(np.maximum(np.asarray(std, dtype=np.float32), 1e-2)))
+
+    @torch.no_grad()
+    def prior_mean(self, content: torch.Tensor, pitch: torch.Tensor, speaker: torch.Tensor) -> torch.Tensor | None:
+        """The frozen prior's standardised mel prediction (B, T, n_mels), or None without a prior."""
+        if self.prior is None:
+            return None
+        return (self.prior.eval()(content, pitch, speaker) - self.mel_mean) / self.mel_std
+
     def conditions(self, content: torch.Tensor, pitch: torch.Tensor, speaker: torch.Tensor,
-                   keep: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Projected frame conditions (B, T, W) and speaker vector (B, W); rows with ``keep`` 0 get none."""
+                   keep: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Projected frame conditions (B, T, W), speaker vector (B, W) and the prior's standardised mean (or
+        None); rows with ``keep`` 0 get no conditions (the prior's mean stays: it is where their flow starts)."""
+        mu = self.prior_mean(content, pitch, speaker)
         if self.vq is not None:
             content = self.vq(content)[0]
         frames, spk = self.content_in(content) + self.pitch_in(pitch), self.speaker_in(speaker)
+        if mu is not None:
+            frames = frames + self.mu_in(mu)
         if keep is not None:
             frames, spk = frames * keep[:, None, None], spk * keep[:, None]
-        return frames, spk
+        return frames, spk, mu
+
+    def start(self, mu: torch.Tensor | None, noise: torch.Tensor) -> torch.Tensor:
+        """The flow's starting point: ``noise`` (N(0, I)), or ``mu + prior_std * noise`` with a prior."""
+        return noise if mu is None else mu + self.prior_std * noise
 
     def forward(self, x: torch.Tensor, t: torch.Tensor, frames: torch.Tensor, spk: torch.Tensor) -> torch.Tensor:
         """Velocity (B, T, n_mels) at standardised mels ``x`` and times ``t`` (B,), given :meth:`conditions`."""
@@ -213,27 +259,49 @@ class DiTNet(nn.Module):
         x1 = (mel - self.mel_mean) / self.mel_std
         b = len(x1)
         t = torch.rand(b, device=x1.device)
-        xt, target = cfm_path(torch.randn_like(x1), x1, t, self.cfg.sigma_min)
         keep = (torch.rand(b, device=x1.device) >= self.cfg.cfg_dropout).to(x1.dtype) if self.cfg.cfg_dropout else None
-        return F.mse_loss(self(xt, t, *self.conditions(content, pitch, speaker, keep)), target)
+        frames, spk, mu = self.conditions(content, pitch, speaker, keep)
+        xt, target = cfm_path(self.start(mu, torch.randn_like(x1)), x1, t, self.cfg.sigma_min)
+        return F.mse_loss(self(xt, t, frames, spk), target)
 
     @torch.no_grad()
     def generate(self, content: torch.Tensor, pitch: torch.Tensor, speaker: torch.Tensor,
-                 sampling: Sampling | None = None) -> torch.Tensor:
-        """Log-mels (B, T, n_mels): the ODE integrated from seeded N(0, I) noise at t = 0 to t = 1."""
+                 sampling: Sampling | None = None, known: tuple[torch.Tensor, torch.Tensor] | None = None
+                 ) -> torch.Tensor:
+        """Log-mels (B, T, n_mels): the ODE integrated from the seeded prior (:meth:`start`; noise scaled by the
+        sampling's temperature) at t = 0 to t = 1.
+
+        ``known`` = (log-mels (B, T, n_mels), mask (B, T) true where kept): speech editing. Known frames travel
+        on their exact CFM path towards their own mels, so the frames in between are generated by a field
+        that attends to the real context at every step; the result keeps the known frames exactly.
+        """
         s = sampling or Sampling()
-        frames, spk = self.conditions(content, pitch, speaker)
+        frames, spk, mu = self.conditions(content, pitch, speaker)
         gen = torch.Generator().manual_seed(int(s.seed))
-        x0 = torch.randn((*frames.shape[:2], self.cfg.n_mels), generator=gen).to(frames.device, frames.dtype)
+        noise = torch.randn((*frames.shape[:2], self.cfg.n_mels), generator=gen).to(frames.device, frames.dtype)
+        x0 = self.start(mu, s.temperature * noise)
         if s.guidance:
             frames, spk = torch.cat([frames, torch.zeros_like(frames)]), torch.cat([spk, torch.zeros_like(spk)])
 
-        def field(x: torch.Tensor, t: float) -> torch.Tensor:
+        def velocity(x: torch.Tensor, t: float) -> torch.Tensor:
             if not s.guidance:
                 return self(x, torch.full((len(x),), t, device=x.device, dtype=x.dtype), frames, spk)
             v, v_null = self(x.repeat(2, 1, 1), torch.full((2 * len(x),), t, device=x.device, dtype=x.dtype),
                              frames, spk).chunk(2)
             return v + s.guidance * (v - v_null)
 
+        field = velocity
+        if known is not None:
+            target = (known[0].to(x0) - self.mel_mean) / self.mel_std
+            keep = known[1].to(x0.device)[..., None]
+            path_velocity = target - (1 - self.cfg.sigma_min) * x0
+
+            def field(x: torch.Tensor, t: float) -> torch.Tensor:
+                on_path = cfm_path(x0, target, torch.full((len(x),), t, device=x.device, dtype=x.dtype),
+                                   self.cfg.sigma_min)[0]
+                return torch.where(keep, path_velocity, velocity(torch.where(keep, on_path, x), t))
+
         x1 = integrate(field, x0, 0.0, 1.0, steps=s.steps, solver=s.solver)
+        if known is not None:
+            x1 = torch.where(keep, target, x1)
         return x1 * self.mel_std + self.mel_mean

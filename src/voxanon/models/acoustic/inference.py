@@ -132,14 +132,23 @@ class AcousticModel:
         return torch.as_tensor(emb, device=self.device)[None]
 
     @torch.inference_mode()
-    def mel(self, features: SourceFeatures, speaker, sampling=None) -> np.ndarray:
+    def mel(self, features: SourceFeatures, speaker, sampling=None,
+            known: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """``(T, n_mels)`` float32 log-mels of ``features`` in the voice of ``speaker``: an embedding
         ``(dim,)``, or the index of a training speaker for a model with a speaker table. ``sampling``: the
-        ODE settings of a ``dit`` model (:class:`~voxanon.models.acoustic.dit.Sampling`; None: its defaults)."""
+        ODE settings of a ``dit`` model (:class:`~voxanon.models.acoustic.dit.Sampling`; None: its defaults).
+        ``known`` (``dit`` only): (log-mels (T, n_mels), mask (T,) true where kept); only the other frames are
+        generated (speech editing)."""
         spk = self.speaker_input(speaker)
         content = network_content(features.content, self.config.content_norm)
         as_t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float32), device=self.device)[None]  # noqa: E731
-        return self.net.generate(as_t(content), as_t(features.pitch), spk, sampling)[0].float().cpu().numpy()
+        extra = {}
+        if known is not None:
+            if self.kind != "dit":
+                raise AcousticError(f"{self.name or 'acoustic model'}: a {self.kind} model cannot edit spans; "
+                                    "a dit backbone (voxanon train f3va) can")
+            extra["known"] = (as_t(known[0]), torch.as_tensor(np.asarray(known[1], dtype=bool), device=self.device)[None])
+        return self.net.generate(as_t(content), as_t(features.pitch), spk, sampling, **extra)[0].float().cpu().numpy()
 
     def convert(self, wav: np.ndarray, sr: int, speaker, sampling=None) -> tuple[np.ndarray, int]:
         """``wav`` re-synthesised in the voice of ``speaker`` (see :meth:`mel`): (waveform, vocoder rate)."""
