@@ -261,3 +261,27 @@ def test_prepare_runs_once_in_the_runner_before_workers_and_not_when_all_is_done
     assert log.read_text().split() == [str(os.getpid())]
     anonymize_corpus(data_dir, tmp_path / "anon", ToyPrepared(), jobs=2, quiet=True)   # nothing left to do
     assert log.read_text().split() == [str(os.getpid())]
+
+
+class ToyThreads(ToyGain):
+    """Writes, per utterance, the intra-op threads its worker process was given (torch and the env)."""
+
+    name = "toy-threads"
+
+    def anonymize(self, wav, sr, rng):
+        import torch
+
+        with open(os.environ["TOY_THREADS"], "a") as fh:
+            fh.write(f"{os.environ.get('OMP_NUM_THREADS')} {torch.get_num_threads()}\n")
+        return wav, sr
+
+
+def test_workers_share_the_cores_instead_of_each_taking_all(
+        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "threads.txt"
+    monkeypatch.setenv("TOY_THREADS", str(log))
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    anonymize_corpus(data_dir, tmp_path / "anon", ToyThreads(), jobs=2, quiet=True)
+    share = str(max(1, len(os.sched_getaffinity(0)) // 2))
+    assert log.read_text().split("\n")[:-1] == [f"{share} {share}"] * 6
+    assert "OMP_NUM_THREADS" not in os.environ  # the runner's own process is left as it was

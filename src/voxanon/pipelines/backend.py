@@ -83,11 +83,11 @@ _worker: Worker | None = None
 _lock_fd: int | None = None
 
 
-def start_worker(cls: type[Anonymizer], config: object, limiter: bool, lock_fd: int | None) -> None:
-    """Process-pool initializer: keep the lock, build the worker."""
+def start_worker(cls: type[Anonymizer], config: object, limiter: bool, lock_fd: int | None, threads: int) -> None:
+    """Process-pool initializer: keep the lock, build the worker with its share of the cores."""
     global _worker, _lock_fd
     _lock_fd = lock_fd  # the inherited lock stays open for the life of this process
-    _worker = Worker(cls, config, limiter=limiter)
+    _worker = Worker(cls, config, limiter=limiter, threads=threads)
 
 
 def run_batch(tasks: list[Task], seed: int | str) -> list[Result]:
@@ -104,7 +104,8 @@ class LocalBackend:
     def run(self, tasks: list[Task], anonymizer: Anonymizer, seed: int | str, *, jobs: int | None = None,
             quiet: bool = False, limiter: bool = True, lock_fd: int | None = None) -> Iterator[Result]:
         """Results of ``tasks``; ``jobs`` defaults to the usable cores (never more than the tasks)."""
-        workers = min(jobs or len(os.sched_getaffinity(0)), max(len(tasks), 1))
+        cores = len(os.sched_getaffinity(0))
+        workers = min(jobs or cores, max(len(tasks), 1))
         if workers == 1:
             for task in tasks:
                 yield anonymize_task(anonymizer, task, seed, limiter=limiter)
@@ -113,7 +114,8 @@ class LocalBackend:
         size = max(1, min(32, len(tasks) // (workers * 8)))
         chunks = iter([tasks[i:i + size] for i in range(0, len(tasks), size)])
         lock = InheritedFd(lock_fd) if lock_fd is not None else None
-        pool = process_pool(workers, start_worker, (type(anonymizer), anonymizer.config, limiter, lock))
+        threads = max(1, cores // workers)
+        pool = process_pool(workers, start_worker, (type(anonymizer), anonymizer.config, limiter, lock, threads))
         try:
             in_flight: dict[Future, list[Task]] = {}
             while True:

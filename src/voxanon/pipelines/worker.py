@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import sys
 from pathlib import Path
 from typing import NamedTuple
@@ -127,15 +128,31 @@ def _anonymize_task(anonymizer: Anonymizer, task: Task, seed: int | str, limiter
     return Result(task, in_seconds, len(out) / out_sr, None, warnings=tuple(warnings))
 
 
-class Worker:
-    """One anonymizer, built once from its class and config, run over batches of tasks."""
+def limit_threads(threads: int) -> None:
+    """Give this process ``threads`` intra-op threads in torch, ONNX Runtime's vocoder and CTranslate2.
 
-    def __init__(self, cls: type[Anonymizer], config: object, *, limiter: bool = True) -> None:
+    ``OMP_NUM_THREADS`` is what torch and CTranslate2 read when they load (and
+    :class:`~voxanon.models.vocoder.onnx_engine.OnnxGenerator` when not told
+    otherwise); a torch already loaded is set directly. Workers that each took
+    every core would fight over them (1.6x slower for ``ltf`` with 2 workers on
+    2 cores, BENCHMARKS.md "Threads per worker").
+    """
+    os.environ.update(dict.fromkeys(("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"), str(threads)))
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(threads)
+
+
+class Worker:
+    """One anonymizer, built once from its class and config, run over batches of tasks.
+
+    ``threads`` is its process's share of the cores (:func:`limit_threads`), set before the anonymizer loads.
+    """
+
+    def __init__(self, cls: type[Anonymizer], config: object, *, limiter: bool = True, threads: int = 1) -> None:
+        limit_threads(threads)
         self.anonymizer = cls(config)
         self.limiter = limiter
-        torch = sys.modules.get("torch")
-        if torch is not None:  # one intra-op thread per worker: the workers are the parallelism
-            torch.set_num_threads(1)
 
     def run(self, tasks: list[Task], seed: int | str) -> list[Result]:
         """Results of ``tasks``, in order."""

@@ -264,7 +264,8 @@ class HifiganVocoder(Vocoder):
 
     ``engine`` runs the generator: ``torch``, ``onnx`` (ONNX Runtime on a cached
     export, :mod:`voxanon.models.vocoder.onnx_engine`) or ``auto`` (ONNX Runtime
-    when installed, the faster one); ``threads > 0`` sets ONNX Runtime's intra-op threads.
+    when installed, the faster one); ``threads > 0`` sets ONNX Runtime's intra-op threads (0: ``OMP_NUM_THREADS``
+    when set, else all cores).
     """
 
     def __init__(self, generator: Generator, name: str, *, chunk_frames: int = 512, context: int = 16,

@@ -128,6 +128,7 @@ class OnnxGenerator:
             export(generator, self.path)
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        threads = threads or int(os.environ.get("OMP_NUM_THREADS", "0") or 0)  # a corpus worker's share
         if threads > 0:
             opts.intra_op_num_threads = threads
             opts.inter_op_num_threads = 1
