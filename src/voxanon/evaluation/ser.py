@@ -12,8 +12,10 @@ Models live in ``<models_dir>/fold_<k>/ser.pt``.
 UAR is computed per fold and averaged over folds (the VPC number);
 per-class recall and the confusion matrix pool all folds.
 
-Emotion labels outside the four classes are excluded and counted; audio
-that cannot be read is listed and skipped while the rest continues.
+The classes are those of the data: the VPC's four on IEMOCAP, anger,
+happiness, sadness and fear on EmoFilm (:data:`voxanon.data.iemocap.CLASSES`).
+Other labels are excluded and counted; audio that cannot be read is listed
+and skipped while the rest continues.
 
 Synthetic data. A data directory holding a file ``SYNTHETIC``, or a
 ``corpus.json`` with ``"synthetic": true`` (in the directory or its parent,
@@ -34,7 +36,7 @@ import numpy as np
 import torch
 
 from voxanon.audio.io import AudioError, load_audio, resample
-from voxanon.data.iemocap import EMOTIONS, vpc_emotion
+from voxanon.data.iemocap import CLASSES, classes_of, emotion_class
 from voxanon.data import names
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
@@ -85,7 +87,7 @@ def fold_model_path(models_dir: str | os.PathLike, fold: str) -> Path:
 
 
 def _labelled(data: DataDir) -> tuple[dict[str, str], dict[str, int]]:
-    """Utterance → VPC class for the 4-class utterances, and counts of excluded labels."""
+    """Utterance → SER class (:data:`~voxanon.data.iemocap.CLASSES`), and counts of excluded labels."""
     where = data.path or "<data>"
     for name, table in (("utt2spk", data.utt2spk), ("utt2emo", data.utt2emo), ("spk2fold", data.spk2fold)):
         if not table:
@@ -97,7 +99,7 @@ def _labelled(data: DataDir) -> tuple[dict[str, str], dict[str, int]]:
     labels, excluded = {}, {}
     for utt in data.utts:
         raw = data.utt2emo.get(utt)
-        emo = vpc_emotion(raw) if raw is not None else None
+        emo = emotion_class(raw) if raw is not None else None
         if emo is None:
             key = raw if raw is not None else "<no label>"
             excluded[key] = excluded.get(key, 0) + 1
@@ -168,8 +170,10 @@ def train_folds(data_dir: str | os.PathLike, out_dir: str | os.PathLike, *, fold
     data = read_data_dir(data_dir)
     labels, excluded = _labelled(data)
     chosen = _select_folds(data, folds)
+    classes = classes_of(labels.values())
     feats, failed = extract_features(data, list(labels), quiet=quiet)
-    report = {"data_dir": str(data_dir), "excluded_labels": excluded, "failed_audio": failed, "folds": {}}
+    report = {"data_dir": str(data_dir), "labels": list(classes), "excluded_labels": excluded,
+              "failed_audio": failed, "folds": {}}
     for fold in chosen:
         train_spk = sorted({s for s, f in data.spk2fold.items() if f != fold})
         train_utts = [u for u in feats if data.utt2spk[u] in train_spk]
@@ -177,13 +181,13 @@ def train_folds(data_dir: str | os.PathLike, out_dir: str | os.PathLike, *, fold
             raise DataError(f"{data.path}: fold {fold} has no training utterances "
                             "(every usable speaker is in that fold)")
         ckpt = fold_model_path(out_dir, fold)
-        counts = {e: sum(labels[u] == e for u in train_utts) for e in EMOTIONS}
+        counts = {e: sum(labels[u] == e for u in train_utts) for e in classes}
         report["folds"][fold] = {"checkpoint": str(ckpt), "train_speakers": train_spk, "train_counts": counts}
         if ckpt.is_file():
             if not quiet:
                 print(f"fold {fold}: {ckpt} exists, skipped")
             continue
-        fit([feats[u] for u in train_utts], [EMOTIONS.index(labels[u]) for u in train_utts], ckpt,
+        fit([feats[u] for u in train_utts], [classes.index(labels[u]) for u in train_utts], ckpt, labels=classes,
             epochs=epochs, batch_size=batch_size, channels=channels, seed=seed, desc=f"fold {fold}",
             meta={"fold": fold, "train_speakers": train_spk, "data_dir": str(data_dir), "train_counts": counts},
             quiet=quiet)
@@ -254,7 +258,8 @@ def evaluate_ser(data_dir: str | os.PathLike, models_dir: str | os.PathLike | No
     labels, excluded = _labelled(data)
     folds = sorted({data.spk2fold[data.utt2spk[u]] for u in labels})
     if not folds:
-        raise DataError(f"{data_dir}: no utterance with one of the classes {EMOTIONS}")
+        raise DataError(f"{data_dir}: no utterance with one of the classes {CLASSES}")
+    classes = classes_of(labels.values())
     shared = load_ser(model_spec) if model_spec else None
     progress = Progress(len(labels), "SER scoring", quiet=quiet)
     t0 = time.monotonic()
@@ -263,19 +268,25 @@ def evaluate_ser(data_dir: str | os.PathLike, models_dir: str | os.PathLike | No
         speakers = sorted({s for s, f in data.spk2fold.items() if f == fold})
         utts = [u for u in labels if data.spk2fold[data.utt2spk[u]] == fold]
         model = shared or _fold_model(models_dir, fold, speakers)
+        unknown = [c for c in classes if c not in model.labels]
+        if unknown:
+            raise SERError(f"{model.name} cannot predict {unknown}, which {data_dir} has (it knows "
+                           f"{list(model.labels)}): score data of the classes it was trained on")
         hyps, bad = _score(model, data, utts, batch_size=batch_size, progress=progress)
         failed.update(bad)
         scored = [u for u in utts if u in hyps]
         entry = {"model": model.name, "speakers": speakers, "n": len(scored), "uar": None, "per_class_recall": {}}
         if scored:
-            res = uar([labels[u] for u in scored], [hyps[u] for u in scored], labels=EMOTIONS)
+            refs, preds = [labels[u] for u in scored], [hyps[u] for u in scored]
+            res = uar(refs, preds, labels=classes_of([*refs, *preds]))
             entry.update(uar=res.uar, per_class_recall=res.per_class_recall)
         per_fold[fold] = entry
         rows += [{"utt": u, "spk": data.utt2spk[u], "fold": fold, "ref": labels[u], "hyp": hyps[u]} for u in scored]
     progress.close()
     if not rows:
         raise DataError(f"{data_dir}: no utterance could be scored ({len(failed)} unreadable)")
-    pooled = uar([r["ref"] for r in rows], [r["hyp"] for r in rows], labels=EMOTIONS)
+    refs, preds = [r["ref"] for r in rows], [r["hyp"] for r in rows]
+    pooled = uar(refs, preds, labels=classes_of([*refs, *preds]))
     interval = uar_ci([r["ref"] for r in rows], [r["hyp"] for r in rows], folds=[r["fold"] for r in rows])
     summary = mean_over_folds([e["uar"] for e in per_fold.values() if e["uar"] is not None])
     synthetic = is_synthetic(data_dir)
@@ -283,7 +294,7 @@ def evaluate_ser(data_dir: str | os.PathLike, models_dir: str | os.PathLike | No
         "data_dir": str(data_dir),
         "models": str(models_dir) if models_dir is not None else model_spec,
         "fold_routing": shared is None,
-        "labels": list(EMOTIONS),
+        "labels": list(pooled.labels),
         "uar_mean": summary.mean,
         "uar_std": summary.std,
         "folds": per_fold,

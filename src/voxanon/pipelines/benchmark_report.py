@@ -14,16 +14,28 @@ from pathlib import Path
 from typing import Any
 
 from voxanon.atomic import atomic_open
+from voxanon.data.iemocap import classes_of
 from voxanon.evaluation.results import LearnabilityResult, SerResult, to_dict
 from voxanon.evaluation.scenarios import AA_LAZY, AA_SEMI, SCENARIOS, overstatement, title
 from voxanon.pipelines import figures
 from voxanon.pipelines.report import audio, figure, fmt, fmt_ci, table, write_report
 from voxanon.pipelines.results import ORIGINAL, BenchmarkResults, SummaryRow, privacy_rows, summary_rows
 
-EMOTIONS = ("neu", "sad", "ang", "hap")
-EMOFILM_NOTE = ("The emotion set is real emotional speech: EmoFilm's Spanish clips (film dubs; anger, happiness, "
-                "sadness: 3 of the VPC's 4 classes, no neutral, chance 33 %), in 5 folds of voices inferred from "
-                "speaker embeddings.")
+#: class code -> the word the report uses
+CLASS_NAMES = {"neu": "neutral", "sad": "sadness", "ang": "anger", "hap": "happiness", "fea": "fear"}
+
+
+def emofilm_note(classes: tuple[str, ...]) -> str:
+    """What the report says about an EmoFilm emotion set of ``classes``."""
+    chance = f", chance {100 / len(classes):.0f} %" if classes else ""
+    return ("The emotion set is real emotional speech: EmoFilm's Spanish clips (film dubs; "
+            f"{', '.join(CLASS_NAMES.get(c, c) for c in classes)}: no neutral{chance}), in 5 folds of voices "
+            "inferred from speaker embeddings.")
+
+
+def ser_classes(results: BenchmarkResults) -> tuple[str, ...]:
+    """The emotion classes of the run's SER results, in :data:`~voxanon.data.iemocap.CLASSES` order."""
+    return classes_of(c for s in results.systems.values() if s.get("ser") for c in s.get("ser").labels)
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -91,8 +103,8 @@ def _figures(out: Path, results: BenchmarkResults, rows: list[SummaryRow]) -> li
     ser = {n: v for n, v in ser.items() if v}
     if ser:
         figs.append((figures.grouped_bars(
-            figdir / "emotion_recall", list(EMOTIONS),
-            {n: [v.get(e, math.nan) for e in EMOTIONS] for n, v in ser.items()},
+            figdir / "emotion_recall", list(ser_classes(results)),
+            {n: [v.get(e, math.nan) for e in ser_classes(results)] for n, v in ser.items()},
             ylabel="recall %", title="Emotion recall per class"),
             "Per-emotion recall of the SER (trained on original data) on each system's output."))
     return figs
@@ -286,7 +298,7 @@ def write_outputs(out: Path, results: BenchmarkResults, listen=None) -> Path:
     figs = _figures(out, results, rows)
     banner = None
     real_emotion = (results.data.description or {}).get("emotion_set")
-    emotion_note = (EMOFILM_NOTE if real_emotion else
+    emotion_note = (emofilm_note(ser_classes(results)) if real_emotion else
                     "The emotion set of the synthetic corpus is acted by TTS prosody settings: UAR is a smoke test "
                     "only.")
     if results.data.synthetic:

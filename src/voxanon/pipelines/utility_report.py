@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from voxanon.data.iemocap import EMOTIONS
+from voxanon.data.iemocap import classes_of
 from voxanon.evaluation.results import AsrResult, SerResult, to_dict
 from voxanon.presentation.table import cell, format_table
 
@@ -86,9 +86,10 @@ def format_ser_report(result: SerResult) -> str:
 
 def format_ser_comparison(results: list[SerResult]) -> str:
     """One line per data directory: mean UAR, per-class recall, number scored."""
-    rows = [[r.data_dir, cell(r.uar_mean), *(cell(r.per_class_recall.get(e, float("nan")), 1, "nan") for e in EMOTIONS),
+    classes = classes_of(c for r in results for c in r.labels)
+    rows = [[r.data_dir, cell(r.uar_mean), *(cell(r.per_class_recall.get(e, float("nan")), 1, "nan") for e in classes),
              str(r.n_utterances), "(smoke test only)" if r.smoke_test_only else ""] for r in results]
-    return format_table(["data", "UAR %", *EMOTIONS, "n", ""], rows)
+    return format_table(["data", "UAR %", *classes, "n", ""], rows)
 
 
 def write_ser_results(results: list[SerResult], out_dir: str | os.PathLike) -> Path:

@@ -21,14 +21,14 @@ def length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
 
 
 class EmotionRecognizer(ABC):
-    """Predicts one of the four VPC emotion classes per utterance."""
+    """Predicts one of its :attr:`labels` per utterance (SER classes, :data:`voxanon.data.iemocap.CLASSES`)."""
 
     name: str
     labels: tuple[str, ...] = EMOTIONS
 
     @abstractmethod
     def predict_proba(self, wavs: list[np.ndarray], sr: int, *, batch_size: int = 16) -> np.ndarray:
-        """Class probabilities, shape ``(len(wavs), 4)``, columns in :attr:`labels` order."""
+        """Class probabilities, shape ``(len(wavs), len(labels))``, columns in :attr:`labels` order."""
 
     def predict(self, wavs: list[np.ndarray], sr: int, *, batch_size: int = 16) -> list[str]:
         """The most probable class of each utterance."""

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from voxanon.audio.io import resample
-from voxanon.data.iemocap import EMOTIONS
+from voxanon.data.iemocap import CLASSES, EMOTIONS
 from voxanon.models.checkpoint import save_atomic
 from voxanon.models.ser.base import EmotionRecognizer, SERError, length_batches
 from voxanon.models.ser.features import N_MELS, LogMel
@@ -22,7 +22,7 @@ CHECKPOINT_FORMAT = "voxanon-ser/1"
 
 
 class CompactSERNet(nn.Module):
-    """Log-mel frames → TDNN → attentive statistics pooling → MLP → 4 logits.
+    """Log-mel frames → TDNN → attentive statistics pooling → MLP → one logit per class.
 
     Emotion lives in prosody (pitch level and range, loudness, rate) and in
     spectral dynamics (voice quality, articulation effort). Log-mel frames
@@ -76,8 +76,10 @@ class CompactSER(EmotionRecognizer):
 
     sample_rate = 16000
 
-    def __init__(self, net: CompactSERNet, *, name: str = "voxanon-compact-ser", meta: dict | None = None):
+    def __init__(self, net: CompactSERNet, *, name: str = "voxanon-compact-ser", meta: dict | None = None,
+                 labels: tuple[str, ...] = EMOTIONS):
         self.net = net.eval()
+        self.labels = tuple(labels)
         self.name = name
         self.meta = dict(meta or {})
         self.features = LogMel(self.sample_rate)
@@ -94,11 +96,12 @@ class CompactSER(EmotionRecognizer):
             raise SERError(f"cannot read SER checkpoint {path}: {exc}") from exc
         if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
             raise SERError(f"{path}: not a voxanon SER checkpoint (format {CHECKPOINT_FORMAT!r} expected)")
-        if tuple(ckpt["labels"]) != EMOTIONS:
-            raise SERError(f"{path}: labels {ckpt['labels']} differ from {EMOTIONS}")
-        net = CompactSERNet(**ckpt["config"])
+        labels = tuple(ckpt["labels"])
+        if not labels or any(c not in CLASSES for c in labels):
+            raise SERError(f"{path}: labels {list(labels)} are not among the SER classes {CLASSES}")
+        net = CompactSERNet(**{**ckpt["config"], "n_classes": len(labels)})
         net.load_state_dict(ckpt["state_dict"])
-        return cls(net, name=f"voxanon:{path}", meta=ckpt.get("meta", {}))
+        return cls(net, name=f"voxanon:{path}", meta=ckpt.get("meta", {}), labels=labels)
 
     def logits(self, wavs: list[np.ndarray]) -> torch.Tensor:
         """Logits of 16 kHz waveforms, one batch."""
@@ -127,7 +130,7 @@ def _crop_batch(feats: list[torch.Tensor], idx: list[int], frames: int, gen: tor
     return torch.stack(out).float()
 
 
-def class_weights(targets: torch.Tensor, n_classes: int = len(EMOTIONS)) -> torch.Tensor:
+def class_weights(targets: torch.Tensor, n_classes: int) -> torch.Tensor:
     """Inverse-frequency weights ``N / (K * n_k)`` (0 for absent classes) for a balanced loss."""
     counts = torch.bincount(targets, minlength=n_classes).float()
     present = counts > 0
@@ -137,7 +140,7 @@ def class_weights(targets: torch.Tensor, n_classes: int = len(EMOTIONS)) -> torc
 
 
 def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.PathLike, *,
-        epochs: int = 15, batch_size: int = 32, crop_frames: int = 300, channels: int = 128,
+        labels: tuple[str, ...] = EMOTIONS, epochs: int = 15, batch_size: int = 32, crop_frames: int = 300, channels: int = 128,
         lr: float = 1e-3, seed: int = 0, meta: dict | None = None, desc: str = "SER training",
         quiet: bool = False) -> CompactSER:
     """Train a :class:`CompactSERNet` on log-mel features; resumable, checkpoints written atomically.
@@ -148,7 +151,7 @@ def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.Path
         Training features (from :class:`~voxanon.models.ser.features.LogMel`);
         float16 storage is fine (batches are converted to float32).
     targets : list of int
-        Class indices into :data:`EMOTIONS`.
+        Class indices into ``labels`` (the classes the model learns; default the VPC's four).
     checkpoint : path
         The final model. ``<checkpoint>.partial`` holds the state after the
         last finished epoch; a rerun with the same settings resumes from it
@@ -163,7 +166,7 @@ def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.Path
         raise ValueError("fit needs as many targets as (non-zero) training utterances")
     checkpoint = Path(checkpoint)
     partial = checkpoint.with_name(checkpoint.name + ".partial")
-    config = {"n_mels": int(feats[0].shape[0]), "channels": channels}
+    config = {"n_mels": int(feats[0].shape[0]), "channels": channels, "n_classes": len(labels)}
     settings = {"n_utts": len(feats), "batch_size": batch_size, "crop_frames": crop_frames, "lr": lr, "seed": seed}
     y = torch.tensor(targets)
     torch.manual_seed(seed)
@@ -174,7 +177,7 @@ def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.Path
     net.mean.copy_(mean.float())
     net.std.copy_(var.clamp_min(1e-6).sqrt().float())
     optimiser = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=1e-4)
-    loss_fn = nn.CrossEntropyLoss(weight=class_weights(y))
+    loss_fn = nn.CrossEntropyLoss(weight=class_weights(y, len(labels)))
     losses: list[float] = []
     start_epoch = 0
     if partial.is_file():
@@ -207,7 +210,7 @@ def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.Path
     progress.close()
     meta = {**(meta or {}), "epochs": epochs, "losses": losses, "batch_size": batch_size,
             "crop_frames": crop_frames, "lr": lr, "seed": seed, "train_seconds": time.monotonic() - t0}
-    save_atomic({"format": CHECKPOINT_FORMAT, "labels": list(EMOTIONS), "config": config,
+    save_atomic({"format": CHECKPOINT_FORMAT, "labels": list(labels), "config": config,
                  "state_dict": net.state_dict(), "meta": meta}, checkpoint)
     partial.unlink(missing_ok=True)
-    return CompactSER(net.eval(), name=f"voxanon:{checkpoint}", meta=meta)
+    return CompactSER(net.eval(), name=f"voxanon:{checkpoint}", meta=meta, labels=labels)

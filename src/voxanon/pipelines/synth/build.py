@@ -30,7 +30,7 @@ from pathlib import Path
 from voxanon.data import names
 from voxanon.data.debian_clips import build_real_subset
 from voxanon.data.emofilm import HOW_TO_INSTALL, WHEEL_SHA256, wheel_path
-from voxanon.data.iemocap import vpc_emotion
+from voxanon.data.iemocap import classes_of, emotion_class
 from voxanon.data.kaldi import DataDir, write_data_dir
 from voxanon.pipelines.lifeline import process_pool
 from voxanon.pipelines.synth import kokoro_speakers
@@ -134,8 +134,8 @@ def _stats(data: DataDir) -> dict:
         out["trials"] = {"target": sum(t.target for t in data.trials),
                          "nontarget": sum(not t.target for t in data.trials)}
     if data.utt2emo:
-        classes = [vpc_emotion(v) for v in data.utt2emo.values()]
-        out["emotions"] = {e: classes.count(e) for e in EMOTIONS}
+        classes = [emotion_class(v) for v in data.utt2emo.values()]
+        out["emotions"] = {e: classes.count(e) for e in classes_of(c for c in classes if c)}
     return out
 
 
