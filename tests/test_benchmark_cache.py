@@ -4,7 +4,7 @@ of them recomputes the stage, no change recomputes nothing."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +17,7 @@ from voxanon.evaluation import evaluator as registry
 from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData, plan
 from voxanon.evaluation.fingerprint import data_fingerprint
 from voxanon.evaluation.results import RESULT_KINDS, register_kind
-from voxanon.pipelines.benchmark import Benchmark, System
+from voxanon.pipelines.benchmark import Benchmark, System, default_systems
 from voxanon.pipelines.profiles import PROFILES
 
 
@@ -243,3 +243,11 @@ def test_a_failing_evaluation_is_recorded_and_the_others_finish(tmp_path, system
 def test_register_kind_refuses_a_clash():
     with pytest.raises(ValueError, match="already registered"):
         register_kind("privacy", CountResult, 0)
+
+
+def test_the_neural_profile_measures_the_shipped_models_as_the_main_job_measures_the_rest():
+    """Same corpus, attackers and measures as the default (so it reuses a main job's folder); its systems run
+    offline without settings."""
+    neural, main = PROFILES["neural"], PROFILES["default"]
+    assert replace(neural, name=main.name, systems=main.systems) == main
+    assert [(s.label, s.params) for s in default_systems(neural)] == [("original", {}), ("ltf", {}), ("f3va", {})]

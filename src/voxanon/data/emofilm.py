@@ -107,6 +107,29 @@ def read_clips(path: str | os.PathLike | None = None, *, classes_only: bool = Tr
     return clips, left_out
 
 
+def balance(clips: list[EmoClip], per_class: int | None = None) -> tuple[list[EmoClip], dict[str, int]]:
+    """At most ``per_class`` clips of each label (default: as many as the smallest label has), evenly spread
+    over each label's clips in id order; returns the kept clips (in their order) and the count dropped per label.
+
+    Balanced classes keep the emotion set's cost (every system anonymizes it) at what the three-class set
+    cost, and make chance exactly 1/K (BENCHMARKS.md "Emotion recognition on real speech").
+    """
+    by_label: dict[str, list[int]] = {}
+    for i, clip in enumerate(clips):
+        by_label.setdefault(clip.label, []).append(i)
+    if not by_label:
+        return [], {}
+    cap = min(len(v) for v in by_label.values()) if per_class is None else per_class
+    keep, dropped = set(), {}
+    for label, idx in by_label.items():
+        idx = sorted(idx, key=lambda i: clips[i].utt)
+        chosen = {idx[int(j)] for j in np.unique(np.linspace(0, len(idx) - 1, min(cap, len(idx))).round())}
+        keep |= chosen
+        if len(idx) > len(chosen):
+            dropped[label] = len(idx) - len(chosen)
+    return [c for i, c in enumerate(clips) if i in keep], dropped
+
+
 def voice_groups(embeddings: np.ndarray, genders: list[str], threshold: float = 0.3) -> list[str]:
     """A voice name per clip: average-linkage clusters of cosine distance below ``threshold`` within a gender.
 

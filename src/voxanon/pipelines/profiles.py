@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from voxanon.evaluation.scenarios import AA_BACKEND, AA_FINETUNED, AA_SEMI
 
@@ -41,6 +41,13 @@ class Profile:
 #: the default profile's anonymizers (besides the original)
 DEFAULT_SYSTEMS = ("admixture", "cascade", "chain", "f0_mean_reversion", "f0_noise", "f0_scale", "mcadams",
                    "segment_scaling", "world")
+#: the neural profile's: the two seed papers' models, trained here and shipped
+NEURAL_SYSTEMS = ("ltf", "f3va")
+
+#: the main job's profile
+MAIN = Profile("default", "kokoro", "small", ("dev", "test"), ("test",), attacker_epochs=8, ser_epochs=10, n_boot=1000,
+               quality_utts=8, listen_utts=4, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI), ecapa_recipe="small",
+               finetune_epochs=3, systems=DEFAULT_SYSTEMS)
 
 PROFILES = {
     # CI and first contact: three systems, test split, short training; the cheap rungs: back-end and small ECAPA.
@@ -53,10 +60,13 @@ PROFILES = {
     # audio with the ONNX vocoder (1.5 with torch), ~6 CPU-minutes for this profile's audio plus its three
     # retrained rungs and the one-off target build, on top of the 20 minutes this profile takes with the
     # corpus cached (about 4 more to build it; BENCHMARKS.md "Main job with attackers that hear enough speech")
-    # LTF likewise: ~7 minutes of anonymization on 2 cores for this corpus (BENCHMARKS.md "LTF in the mel domain")
-    "default": Profile("default", "kokoro", "small", ("dev", "test"), ("test",), attacker_epochs=8, ser_epochs=10,
-                       n_boot=1000, quality_utts=8, listen_utts=4, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),
-                       ecapa_recipe="small", finetune_epochs=3, systems=DEFAULT_SYSTEMS),
+    # LTF and F3-VA likewise: ~6 and ~7 minutes of anonymization each on 2 cores for this corpus, so they have
+    # their own profile below
+    "default": MAIN,
+    # the default's corpus, attackers and measures for the shipped neural models (LTF, F3-VA): run into the
+    # main job's folder, it reuses the corpus and the original's evaluations and adds only their work
+    # (BENCHMARKS.md "Neural profile")
+    "neural": replace(MAIN, name="neural", systems=NEURAL_SYSTEMS),
     # every offline anonymizer (kNN-VC included); more speakers and trials for tighter intervals; rung (c) with
     # the VPC recipe, a GPU recipe: on one CPU core an epoch of its 800 training utterances took over 5
     # CPU-minutes (BENCHMARKS.md "Rung (c) against epochs"), so on 2 cores this profile takes many hours.

@@ -19,12 +19,14 @@ REAL_EMOTION_MARKER = ("Real emotional speech: EmoFilm's Spanish clips (film dub
 
 
 def build_emofilm_set(root: str | Path) -> tuple[DataDir, dict]:
-    """Write the EmoFilm clips of the VPC classes under ``root/wav/emo`` and return their data directory
-    and a JSON-ready description (counts, left-out labels, voices per fold, attribution)."""
+    """Write EmoFilm's clips of the four SER classes, balanced (:func:`~voxanon.data.emofilm.balance`), under
+    ``root/wav/emo`` and return their data directory and a JSON-ready description (counts, left-out and
+    balanced-out clips, voices per fold, attribution)."""
     from voxanon.models.speaker import load_encoder
 
     root = Path(root).resolve()
     clips, left_out = emofilm.read_clips()
+    clips, balanced_out = emofilm.balance(clips)
     encoder = load_encoder("ge2e")
     embeddings = encoder.embed([c.audio for c in clips], emofilm.SAMPLE_RATE)
     voices = emofilm.voice_groups(embeddings, [c.gender for c in clips])
@@ -41,7 +43,7 @@ def build_emofilm_set(root: str | Path) -> tuple[DataDir, dict]:
         data.spk2gender[voice] = clip.gender
     data.spk2fold = {v: folds[v] for v in sorted(folds)}
     info = {"synthetic": False, "source": "emofilm-es", "wheel_sha256": emofilm.WHEEL_SHA256,
-            "utterances": len(clips), "left_out_labels": left_out,
+            "utterances": len(clips), "left_out_labels": left_out, "balanced_out": balanced_out,
             "voices": {g: sum(1 for v, s in data.spk2gender.items() if s == g) for g in ("f", "m")},
             "clips_per_fold": {f: sum(1 for u in data.utts if folds[data.utt2spk[u]] == f)
                                for f in sorted(set(folds.values()))},
