@@ -72,7 +72,7 @@ def register(commands) -> None:
                    help="quick: 3 systems, test split, small formant corpus, attacker rungs (a) and small (c); "
                         "default: the 9 signal-processing and cascade anonymizers, dev+test, small Kokoro corpus, "
                         "rungs (a)-(c); neural: the same for the shipped LTF and F3-VA models (run it into the "
-                        "default's OUT to add them to its results; ~15 min on 2 cores); full: every offline anonymizer (kNN-VC included), the default-size Kokoro "
+                        "default's OUT to add them to its results); full: every offline anonymizer (kNN-VC included), the default-size Kokoro "
                         "corpus, VPC-recipe ECAPA, plus content privacy (C-EER) and SER and ASR learnability "
                         "(hours; not in default: they add the ASR of each training set and 5 SER trainings and a "
                         "CTC training per system, past its time budget)")

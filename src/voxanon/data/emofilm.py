@@ -112,7 +112,7 @@ def balance(clips: list[EmoClip], per_class: int | None = None) -> tuple[list[Em
     over each label's clips in id order; returns the kept clips (in their order) and the count dropped per label.
 
     Balanced classes keep the emotion set's cost (every system anonymizes it) at what the three-class set
-    cost, and make chance exactly 1/K (BENCHMARKS.md "Emotion recognition on real speech").
+    cost, and make chance exactly 1/K (BENCHMARKS.md "Four emotion classes").
     """
     by_label: dict[str, list[int]] = {}
     for i, clip in enumerate(clips):

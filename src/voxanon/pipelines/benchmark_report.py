@@ -103,8 +103,8 @@ def _figures(out: Path, results: BenchmarkResults, rows: list[SummaryRow]) -> li
     ser = {n: v for n, v in ser.items() if v}
     if ser:
         figs.append((figures.grouped_bars(
-            figdir / "emotion_recall", list(ser_classes(results)),
-            {n: [v.get(e, math.nan) for e in ser_classes(results)] for n, v in ser.items()},
+            figdir / "emotion_recall", list(classes := ser_classes(results)),
+            {n: [v.get(e, math.nan) for e in classes] for n, v in ser.items()},
             ylabel="recall %", title="Emotion recall per class"),
             "Per-emotion recall of the SER (trained on original data) on each system's output."))
     return figs

@@ -65,7 +65,6 @@ PROFILES = {
     "default": MAIN,
     # the default's corpus, attackers and measures for the shipped neural models (LTF, F3-VA): run into the
     # main job's folder, it reuses the corpus and the original's evaluations and adds only their work
-    # (BENCHMARKS.md "Neural profile")
     "neural": replace(MAIN, name="neural", systems=NEURAL_SYSTEMS),
     # every offline anonymizer (kNN-VC included); more speakers and trials for tighter intervals; rung (c) with
     # the VPC recipe, a GPU recipe: on one CPU core an epoch of its 800 training utterances took over 5
