@@ -262,6 +262,38 @@ def test_summary_csv_and_cli_table_lead_with_the_strongest_attacker(tmp_path, mo
     assert row_a.split()[1:3] == ["AA-backend", "15.00"] and row_a.split()[-1] == ">=10"
 
 
+def test_a_second_recogniser_gets_its_own_column_beside_the_runs_wer(tmp_path, monkeypatch, capsys):
+    """pocketsphinx's WER (a judge a model trained against Whisper cannot fool) in summary.csv, the CLI table,
+    the report's tables and results.json; a run without one shows no such column."""
+    from voxanon.cli import benchmark as cli_benchmark
+    from voxanon.pipelines import benchmark as pipeline
+    from voxanon.pipelines.benchmark_report import write_outputs
+
+    results = _results()
+    systems = {n: dataclasses.replace(r, results={**r.results, ("wer_check", "pocketsphinx", "test"): _wer(w)})
+               for (n, r), w in zip(results.systems.items(), (15.0, 31.0, 17.5, 40.0))}
+    results = dataclasses.replace(results, systems=systems, machine={"cpu_count": 2, "platform": "p"})
+    results = dataclasses.replace(results, ranking=rank(summary_rows(results)))
+    assert {r.system: r.wer_check for r in summary_rows(results)}["b"] == {"pocketsphinx": 17.5}
+    rows = {r["system"]: r for r in summary_table(results)}
+    assert (rows["b"]["wer"], rows["b"]["wer_pocketsphinx"]) == (3.0, 17.5)
+    assert "wer_pocketsphinx" not in summary_table(_results())[0]
+    save_results(tmp_path / "results.json", results)
+    assert load_results(tmp_path / "results.json") == results
+    write_outputs(tmp_path, results)
+    page = (tmp_path / "report.html").read_text()
+    assert "WER pocketsphinx %" in page and "<td>pocketsphinx</td>" in page and "17.50" in page
+
+    monkeypatch.setattr(pipeline, "Benchmark", lambda **kwargs: type("B", (), {"run": lambda self: results})())
+    args = argparse.Namespace(quick=False, profile="neural", systems=None, out=str(tmp_path), data=None,
+                              seed=0, jobs=1, asr="x", encoder="ge2e", quiet=True, add_evaluators=None)
+    cli_benchmark.run(args)
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("system"))
+    assert "WER pocketsphinx %" in header
+    assert next(line for line in lines if line.startswith("b ")).split()[-4:-2] == ["3.00", "17.50"]
+
+
 def test_content_shift_sentence_says_how_far_c_eer_moved_from_the_original():
     rows = {r.system: r for r in summary_rows(_results())}
     original, other = rows[ORIGINAL], next(r for n, r in rows.items() if n != ORIGINAL)

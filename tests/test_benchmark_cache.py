@@ -249,5 +249,15 @@ def test_the_neural_profile_measures_the_shipped_models_as_the_main_job_measures
     """Same corpus, attackers and measures as the default (so it reuses a main job's folder); its systems run
     offline without settings."""
     neural, main = PROFILES["neural"], PROFILES["default"]
-    assert replace(neural, name=main.name, systems=main.systems) == main
+    assert replace(neural, name=main.name, systems=main.systems, check_asrs=main.check_asrs) == main
+    assert neural.check_asrs == ("pocketsphinx",) and not main.check_asrs  # LTF learnt against Whisper
     assert [(s.label, s.params) for s in default_systems(neural)] == [("original", {}), ("ltf", {}), ("f3va", {})]
+
+
+def test_a_second_recogniser_adds_its_wer_and_leaves_the_runs_own_cached(system):
+    """A run with pocketsphinx beside Whisper (the neural profile) plans one more WER per split and keeps every
+    other key, so it reuses a main job's results."""
+    a, b = _keys(plan(_run()), system), _keys(plan(_run(check_asrs=("pocketsphinx",))), system)
+    assert set(b) - set(a) == {"wer_check pocketsphinx test"}
+    assert all(b[k] == a[k] for k in a)
+    assert b["wer_check pocketsphinx test"]["models"] != a["wer test"]["models"]

@@ -17,7 +17,7 @@ def category(cat: int | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from voxanon.pipelines.benchmark import Benchmark, default_systems, parse_system
-    from voxanon.pipelines.results import summary_rows
+    from voxanon.pipelines.results import check_asrs, summary_rows
     from voxanon.presentation.table import format_table
 
     profile = PROFILES["quick" if args.quick else args.profile]
@@ -35,10 +35,12 @@ def run(args: argparse.Namespace) -> int:
     results = bench.run()
     out = Path(args.out).resolve()
     rank = results.ranking.systems
-    rows = [[r.system, r.attacker or "-", r.eer, r.eer_semi, r.eer_lazy, r.wer, r.uar,
-             category(rank[r.system].category if r.system in rank else None)] for r in summary_rows(results)]
+    summary = summary_rows(results)
+    checks = check_asrs(summary)
+    rows = [[r.system, r.attacker or "-", r.eer, r.eer_semi, r.eer_lazy, r.wer, *(r.wer_check.get(b) for b in checks),
+             r.uar, category(rank[r.system].category if r.system in rank else None)] for r in summary]
     print("\n" + format_table(["system", "strongest attacker", "EER %", "EER VPC semi %", "EER lazy %", "WER %",
-                                "UAR %", "category"], rows))
+                                *(f"WER {b} %" for b in checks), "UAR %", "category"], rows))
     if results.errors:
         print(f"\n{len(results.errors)} system(s) had errors; see {out / 'results.json'}")
     print(f"\nreport: {out / 'report.html'}\nresults: {out / 'results.json'}, {out / 'summary.csv'}, "

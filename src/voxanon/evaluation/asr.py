@@ -210,8 +210,7 @@ class AsrEvaluator(Evaluator):
 
     @classmethod
     def plan(cls, run: RunSettings) -> list[Evaluator]:
-        splits = [s for s in run.splits if s in run.wer_splits] or list(run.splits[-1:])
-        return [cls(AsrSettings(s, run.asr, run.wer_normalization, run.n_boot)) for s in splits]
+        return [cls(AsrSettings(s, run.asr, run.wer_normalization, run.n_boot)) for s in wer_splits(run)]
 
     @property
     def slot(self) -> tuple[str, ...]:
@@ -231,3 +230,27 @@ class AsrEvaluator(Evaluator):
         ev = evaluate_asr(merged, env.model(s.backend, load_asr), env.cache_dir / "asr",
                           normalization=s.normalization, n_boot=s.n_boot, quiet=env.quiet)
         return ev.to_result().summary()
+
+
+class CheckAsrEvaluator(AsrEvaluator):
+    """The WER of each second recogniser of the run (:attr:`RunSettings.check_asrs`), by backend and split.
+
+    A model trained against one recogniser's encoder (LTF against Whisper's) can learn speech that only that
+    recogniser hears; a recogniser of another kind (pocketsphinx) is the judge it cannot have fooled.
+    """
+
+    kind = "wer_check"
+
+    @classmethod
+    def plan(cls, run: RunSettings) -> list[Evaluator]:
+        return [cls(AsrSettings(s, b, run.wer_normalization, run.n_boot)) for b in run.check_asrs
+                for s in wer_splits(run)]
+
+    @property
+    def slot(self) -> tuple[str, ...]:
+        return (self.settings.backend, self.settings.split)
+
+
+def wer_splits(run: RunSettings) -> list[str]:
+    """The splits whose trials get the WER: the run's WER splits, else its last split."""
+    return [s for s in run.splits if s in run.wer_splits] or list(run.splits[-1:])

@@ -45,6 +45,8 @@ class RunSettings:
     finetune_epochs: int
     #: epochs of the per-fold SER recipe (the reference models and the learnability ones)
     ser_epochs: int = 15
+    #: further recognisers whose WER is measured beside ``asr``'s (:class:`~voxanon.evaluation.asr.CheckAsrEvaluator`)
+    check_asrs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,7 @@ EVALUATORS: dict[str, str] = {
     "privacy": "voxanon.evaluation.privacy:PrivacyEvaluator",
     "ladder": "voxanon.evaluation.ladder:LadderEvaluator",
     "wer": "voxanon.evaluation.asr:AsrEvaluator",
+    "wer_check": "voxanon.evaluation.asr:CheckAsrEvaluator",
     "ser": "voxanon.evaluation.ser:SerEvaluator",
     "quality": "voxanon.evaluation.quality:QualityEvaluator",
 }

@@ -348,6 +348,7 @@ RESULT_KINDS: dict[str, tuple[type, int]] = {
     "privacy": (PrivacyResult, 2),
     "content": (ContentPrivacyResult, 2),
     "wer": (AsrResult, 1),
+    "wer_check": (AsrResult, 2),
     "ser": (SerResult, 0),
     "learnability": (LearnabilityResult, 1),
     "quality": (QualityResult, 0),

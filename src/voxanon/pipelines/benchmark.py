@@ -330,7 +330,7 @@ class Benchmark:
                           pretrained=self.pretrained, quality_utts=self.profile.quality_utts,
                           quality_split=splits[-1], rungs=self.profile.rungs, ecapa_recipe=self.profile.ecapa_recipe,
                           attacker_epochs=self.profile.attacker_epochs, finetune_epochs=self.profile.finetune_epochs,
-                          ser_epochs=self.profile.ser_epochs)
+                          ser_epochs=self.profile.ser_epochs, check_asrs=self.profile.check_asrs)
         evaluators = plan(run, [*EVALUATORS, *self.profile.extra_evaluators])
         env = Env(self.out / "cache", quiet=self.quiet)
         systems = {label: SystemData(label, records[label]["method"] is not None,

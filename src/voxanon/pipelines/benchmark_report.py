@@ -19,7 +19,8 @@ from voxanon.evaluation.results import LearnabilityResult, SerResult, to_dict
 from voxanon.evaluation.scenarios import AA_LAZY, AA_SEMI, SCENARIOS, overstatement, title
 from voxanon.pipelines import figures
 from voxanon.pipelines.report import audio, figure, fmt, fmt_ci, table, write_report
-from voxanon.pipelines.results import ORIGINAL, BenchmarkResults, SummaryRow, privacy_rows, summary_rows
+from voxanon.pipelines.results import (ORIGINAL, BenchmarkResults, SummaryRow, check_asrs, privacy_rows,
+                                       summary_rows)
 
 #: class code -> the word the report uses
 CLASS_NAMES = {"neu": "neutral", "sad": "sadness", "ang": "anger", "hap": "happiness", "fea": "fear"}
@@ -51,12 +52,16 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 def summary_table(results: BenchmarkResults) -> list[dict[str, Any]]:
     """``summary.csv`` rows: the headline numbers and the system's ranking entry."""
     out = []
-    rungs = list(dict.fromkeys(n for r in summary_rows(results) for n in r.attackers if n not in SCENARIOS))
-    for r in summary_rows(results):
+    rows = summary_rows(results)
+    rungs = list(dict.fromkeys(n for r in rows for n in r.attackers if n not in SCENARIOS))
+    checks = check_asrs(rows)
+    for r in rows:
         row = {}
         for k, v in to_dict(r).items():
             if k == "attackers":  # one column per ladder rung, after the named attackers
                 row.update({f"eer_{n}": r.attackers.get(n) for n in rungs})
+            elif k == "wer_check":  # one column per second recogniser
+                row.update({f"wer_{b}": r.wer_check.get(b) for b in checks})
             elif k != "wer_ci":
                 row[k] = v
         rk = results.ranking.systems.get(r.system)
@@ -126,6 +131,8 @@ def _headline_table(rows: list[SummaryRow], results: BenchmarkResults) -> str:
     header = ["system", "category", "strongest attacker", "EER f", "EER m", "EER", "EER VPC semi", "EER lazy",
               "EER ignorant",
               "WER % [95% CI]", "UAR %", "DNSMOS", "ρF0", "G_VD dB", "rank WER", "rank UAR", "score", "RTF"]
+    checks = check_asrs(rows)
+    header[10:10] = [f"WER {b} %" for b in checks]
     content = any(r.c_eer is not None or r.c_eer_reference is not None for r in rows)
     if content:
         header += ["C-EER (ASR)", "C-EER (reference text)"]
@@ -138,7 +145,8 @@ def _headline_table(rows: list[SummaryRow], results: BenchmarkResults) -> str:
                      html.escape(title(r.attacker)) if r.attacker else "–",
                      fmt(r.eer_f), fmt(r.eer_m), f"<b>{fmt(r.eer)}</b>", fmt(r.eer_semi), fmt(r.eer_lazy),
                      fmt(r.eer_ignorant),
-                     fmt_ci(r.wer, (ci.low, ci.high) if ci else None), fmt(r.uar),
+                     fmt_ci(r.wer, (ci.low, ci.high) if ci else None),
+                     *(fmt(r.wer_check.get(b)) for b in checks), fmt(r.uar),
                      fmt(r.dnsmos), fmt(r.rho_f0), fmt(r.gvd), fmt(rk.wer_rank if rk else None),
                      fmt(rk.uar_rank if rk else None), fmt(rk.score if rk else None, 3), fmt(r.rtf, 4)]
                     + ([fmt(r.c_eer), fmt(r.c_eer_reference)] if content else []))
@@ -226,15 +234,18 @@ def _privacy_table(prows: list[dict]) -> str:
 
 
 def _utility_table(results: BenchmarkResults) -> str:
-    header = ["system", "split", "WER % [95% CI]", "CER %", "utts scored", "missing text / failed",
+    header = ["system", "split", "recogniser", "WER % [95% CI]", "CER %", "utts scored", "missing text / failed",
               "UAR % (mean ± std over folds) [95 % CI]", "per-class recall %"]
     body = []
     for name, s in results.systems.items():
         ser = s.get("ser")
-        for (split,), w in s.of_kind("wer").items():
+        recall = ", ".join(f"{k} {v:.0f}" for k, v in (ser.per_class_recall if ser else {}).items())
+        wers = [(split, results.settings.asr, w) for (split,), w in s.of_kind("wer").items()]
+        wers += [(split, backend, w) for (backend, split), w in s.of_kind("wer_check").items()]
+        for split, backend, w in wers:
             ci = w.wer_ci
-            recall = ", ".join(f"{k} {v:.0f}" for k, v in (ser.per_class_recall if ser else {}).items())
-            body.append([html.escape(name), split, fmt_ci(w.wer, (ci.low, ci.high) if ci else None),
+            body.append([html.escape(name), split, html.escape(backend),
+                         fmt_ci(w.wer, (ci.low, ci.high) if ci else None),
                          fmt(w.cer), fmt(w.n_scored), f"{len(w.missing_transcript)} / {len(w.failed)}",
                          _uar_cell(ser), recall or "–"])
     return table(header, body)

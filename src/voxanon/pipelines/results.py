@@ -194,7 +194,8 @@ class SummaryRow:
     on original speech of the SER trained on the system's output and
     ``wer_learn`` the WER on original test trials of the CTC ASR trained on its
     training set (for the original row: both trained on original speech, the
-    learnability references).
+    learnability references), ``wer_check`` the WER of each second recogniser
+    of the run, by backend.
     """
 
     system: str
@@ -218,6 +219,7 @@ class SummaryRow:
     c_eer_reference: float | None = None
     uar_learn: float | None = None
     wer_learn: float | None = None
+    wer_check: dict[str, float] = field(default_factory=dict)
 
 
 def summary_rows(results: BenchmarkResults) -> list[SummaryRow]:
@@ -253,8 +255,14 @@ def summary_rows(results: BenchmarkResults) -> list[SummaryRow]:
             c_eer=content.eer_mean if content else None,
             c_eer_reference=content_ref.eer_mean if content_ref else None,
             uar_learn=learned(learn["ser"], learn_original["ser"], s.method),
-            wer_learn=learned(learn["asr"], learn_original["asr"], s.method)))
+            wer_learn=learned(learn["asr"], learn_original["asr"], s.method),
+            wer_check={b: w.wer for (b, sp), w in s.of_kind("wer_check").items() if sp == split}))
     return rows
+
+
+def check_asrs(rows: list[SummaryRow]) -> list[str]:
+    """The second recognisers that scored any of ``rows``, in order of first appearance."""
+    return list(dict.fromkeys(b for r in rows for b in r.wer_check))
 
 
 def learned(result: LearnabilityResult | None, reference: float | None, method: str | None) -> float | None:
