@@ -12,7 +12,8 @@ the seconds of audio).
 Reported per method: WER % of Whisper tiny.en and of pocketsphinx (words
 normalisation) on all utterances and on the 16 kHz part alone (pocketsphinx's
 models are wideband: on the telephone prompts it fails on the original
-too), and the GE2E cosine of each output to its speaker's mean original
+too), each WER's ratio to the original's with a paired-bootstrap 95 %
+interval over utterances (``ratio_*`` in results.json), and the GE2E cosine of each output to its speaker's mean original
 embedding over the speaker's *other* utterances (the original's row is the
 same leave-one-out cosine: how much a speaker's own utterances agree).
 
@@ -77,8 +78,12 @@ def leave_one_out_cosine(emb: np.ndarray, ref: np.ndarray, speakers: list[str]) 
     return np.array(out)
 
 
-def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.ndarray) -> dict:
-    """WERs (all, 16 kHz part), GE2E leave-one-out cosine of the utterances in ``wav_dir`` (None: originals)."""
+def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.ndarray,
+          original: dict | None = None) -> tuple[dict, dict]:
+    """WERs (all, 16 kHz part), GE2E leave-one-out cosine of the utterances in ``wav_dir`` (None: originals),
+    and each recogniser's WER result; with the ``original``'s results, each WER's ratio to the original's with
+    its paired-bootstrap 95 % interval (over utterances)."""
+    from voxanon.metrics import wer_ratio_ci
     from voxanon.metrics.wer import wer
 
     data = read_data_dir(data_dir)
@@ -86,14 +91,18 @@ def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.nd
     wavs = [load_audio(data.wav_scp[u] if wav_dir is None else wav_dir / "wav" / f"{u}.wav")[0] for u in utts]
     refs = [data.text[u] for u in utts]
     wide = [i for i, u in enumerate(utts) if data.utt2spk[u] in WIDEBAND]
-    row = {}
+    row, results = {}, {}
     for name, asr in asrs.items():
         hyps = asr.transcribe(wavs, 16000)
-        row[f"wer_{name}"] = round(wer(refs, hyps, "words").wer, 2)
+        results[name] = wer(dict(zip(utts, refs)), dict(zip(utts, hyps)), "words")
+        row[f"wer_{name}"] = round(results[name].wer, 2)
+        if original is not None:
+            ci = wer_ratio_ci(results[name], original[name])
+            row[f"ratio_{name}"] = [round(v, 2) for v in (ci.estimate, ci.low, ci.high)]
         row[f"wer16k_{name}"] = round(wer([refs[i] for i in wide], [hyps[i] for i in wide], "words").wer, 2)
     emb = ge2e.embed(wavs, 16000)
     row["cosine_to_source"] = round(float(leave_one_out_cosine(emb, ref_emb, [data.utt2spk[u] for u in utts]).mean()), 3)
-    return row
+    return row, results
 
 
 def main() -> None:
@@ -119,22 +128,24 @@ def main() -> None:
     ge2e = load_encoder("ge2e")
     rows = {}
     ref_emb = ge2e.embed([load_audio(data.wav_scp[u])[0] for u in sorted(data.wav_scp)], 16000)
-    rows["original"] = score(data_dir, None, asrs, ge2e, ref_emb)
+    rows["original"], original = score(data_dir, None, asrs, ge2e, ref_emb)
     print("original", json.dumps(rows["original"]), flush=True)
     for method in args.methods:
         params = [p.split(":", 1)[1] for p in args.param if p.split(":", 1)[0] == method]
         label = method + "".join(f" {p}" for p in params)
         outs = [args.out / "anon" / f"{label}-{i}".replace(" ", "_") for i in range(2 if args.twice else 1)]
         runs = [anonymize(method, params, data_dir, out, args.jobs) for out in outs]
-        rows[label] = score(data_dir, outs[-1], asrs, ge2e, ref_emb)
+        rows[label], _ = score(data_dir, outs[-1], asrs, ge2e, ref_emb, original)
         rows[label]["rtf"] = [round(r / seconds, 3) for r in runs]
         print(label, json.dumps(rows[label]), flush=True)
     (args.out / "results.json").write_text(json.dumps({"utterances": len(data.wav_scp), "seconds": round(seconds, 1),
                                                        "words": words, "rows": rows}, indent=1))
-    print("\n| method | Whisper WER % (16 kHz part) | pocketsphinx WER % (16 kHz part) | GE2E cosine to source | RTF |")
-    print("|---|---|---|---|---|")
+    print("\n| method | Whisper WER % (16 kHz part) | x original [95 % CI] | pocketsphinx WER % (16 kHz part) "
+          "| GE2E cosine to source | RTF |")
+    print("|---|---|---|---|---|---|")
     for label, r in rows.items():
-        print(f"| {label} | {r['wer_whisper-tiny']} ({r['wer16k_whisper-tiny']}) | {r['wer_pocketsphinx']} "
+        ratio = "{} [{}, {}]".format(*r["ratio_whisper-tiny"]) if "ratio_whisper-tiny" in r else "-"
+        print(f"| {label} | {r['wer_whisper-tiny']} ({r['wer16k_whisper-tiny']}) | {ratio} | {r['wer_pocketsphinx']} "
               f"({r['wer16k_pocketsphinx']}) | {r['cosine_to_source']} | {' / '.join(map(str, r.get('rtf', ['-'])))} |")
 
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from voxanon.metrics import compute_eer, eer_ci, uar, uar_ci, wer, wer_ci
+from voxanon.metrics import compute_eer, eer_ci, uar, uar_ci, wer, wer_ci, wer_ratio_ci
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +70,24 @@ def test_wer_ci_matches_explicit_utterance_resampling():
 def test_wer_ci_of_single_utterance_is_degenerate():
     ci = wer_ci(wer(["a b c d"], ["a b x d"]), n_boot=10)
     assert (ci.low, ci.estimate, ci.high) == (25.0, 25.0, 25.0)
+
+
+def test_wer_ratio_ci_resamples_the_same_utterances_for_both():
+    refs = ["a b c", "a b", "a", "a b c d", "b c", "c d e"]
+    system = wer(refs, ["a b", "x y", "b", "a c d e", "b", "c d e"])
+    original = wer(refs, ["a b c", "a", "b", "a b c", "b c", "c e"])
+    ci = wer_ratio_ci(system, original, n_boot=80, seed=4)
+    sys_err = np.array([u.errors for u in system.utterances])
+    ref_err = np.array([u.errors for u in original.utterances])
+    draws = np.random.default_rng(4).integers(0, 6, size=(80, 6))
+    replicates = [sys_err[row].sum() / ref_err[row].sum() for row in draws if ref_err[row].sum()]
+    np.testing.assert_allclose([ci.low, ci.high], _percentiles(replicates))
+    assert ci.estimate == pytest.approx(system.wer / original.wer) and ci.low <= ci.estimate <= ci.high
+
+
+def test_wer_ratio_ci_refuses_results_of_different_utterances():
+    with pytest.raises(ValueError, match="same utterances"):
+        wer_ratio_ci(wer(["a b", "c"], ["a b", "c"]), wer(["a b"], ["a"]))
 
 
 def test_uar_ci_matches_explicit_resampling():

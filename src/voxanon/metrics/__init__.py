@@ -4,7 +4,7 @@ All error rates, recalls and their intervals are in percent (0-100), as the
 VPC reports them; Cllr and ZEBRA's expected disclosure are in bits.
 """
 
-from voxanon.metrics.bootstrap import ConfidenceInterval, eer_ci, uar_ci, wer_ci
+from voxanon.metrics.bootstrap import ConfidenceInterval, eer_ci, uar_ci, wer_ci, wer_ratio_ci
 from voxanon.metrics.calibration import LinearCalibration, PAVCalibration, logistic_calibrate, pav_calibrate
 from voxanon.metrics.cllr import cllr, min_cllr
 from voxanon.metrics.curves import ScoreHistograms, det_curve, score_histograms
@@ -61,5 +61,6 @@ __all__ = [
     "uar_ci",
     "wer",
     "wer_ci",
+    "wer_ratio_ci",
     "zebra",
 ]

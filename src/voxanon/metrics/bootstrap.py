@@ -1,4 +1,4 @@
-"""Seeded percentile-bootstrap confidence intervals for EER, WER and UAR.
+"""Seeded percentile-bootstrap confidence intervals for EER, WER (and a ratio of two WERs) and UAR.
 
 Each replicate draws n units with replacement out of n and is represented by
 the number of times each unit was drawn, so a replicate's statistic is a
@@ -108,6 +108,31 @@ def wer_ci(result: WERResult, n_boot: int = 1000, seed: int = 0, alpha: float = 
         with np.errstate(divide="ignore", invalid="ignore"):
             chunks.append(100.0 * (counts @ errors) / (counts @ words))
     return _interval(result.wer, np.concatenate(chunks), alpha, n_boot)
+
+
+def wer_ratio_ci(result: WERResult, reference: WERResult, n_boot: int = 1000, seed: int = 0,
+                 alpha: float = 0.05) -> ConfidenceInterval:
+    """Paired bootstrap interval of ``result``'s WER over ``reference``'s on the same utterances.
+
+    Both results must score the same utterances in the same order (e.g. an
+    anonymized system's and the original's). Each replicate draws utterances
+    once for both, so what the two share (hard utterances) cancels, and the
+    interval says whether a bar such as "at most 1.5x the original's WER" is
+    met beyond the noise of the utterance sample. Replicates in which the
+    reference made no error are skipped.
+    """
+    ids = [u.utt_id for u in result.utterances]
+    if ids != [u.utt_id for u in reference.utterances]:
+        raise ValueError("the two WER results must score the same utterances in the same order")
+    errors = np.array([u.errors for u in result.utterances], dtype=np.float64)
+    ref_errors = np.array([u.errors for u in reference.utterances], dtype=np.float64)
+    chunks = []
+    for counts in _resample_counts(errors.size, n_boot, np.random.default_rng(seed)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            chunks.append((counts @ errors) / (counts @ ref_errors))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        estimate = errors.sum() / ref_errors.sum()
+    return _interval(estimate, np.concatenate(chunks), alpha, n_boot)
 
 
 def _uar_replicates(y_true, y_pred, n_boot: int, rng: np.random.Generator) -> np.ndarray:
