@@ -34,6 +34,24 @@ def test_blocked_topk_equals_brute_force():
     assert knn_match(query, keys[:3], values[:3], 8)[0].shape == (70, 3)      # k capped by the set size
 
 
+def test_similarity_weighted_match_leans_on_the_nearest_frames():
+    rng = np.random.default_rng(1)
+    keys = rng.normal(size=(300, 8)).astype(np.float32)
+    keys /= np.linalg.norm(keys, axis=1, keepdims=True)
+    values = rng.normal(size=(300, 2)).astype(np.float32)
+    query = rng.normal(size=(20, 8)).astype(np.float32)
+    sims = (query / np.linalg.norm(query, axis=1, keepdims=True)) @ keys.T
+    top = np.argsort(-sims, axis=1)[:, :6]
+    s = np.take_along_axis(sims, top, 1)
+    w = np.exp(s / 0.05) / np.exp(s / 0.05).sum(1, keepdims=True)
+    out, _ = knn_match(query, keys, values, 6, 0.05, key_block=64)
+    np.testing.assert_allclose(out, np.einsum("tk,tkf->tf", w, values[top]), atol=1e-5)
+    nearest, _ = knn_match(query, keys, values, 6, 1e-4)                 # a cold softmax is the nearest frame
+    clear = s[:, 0] - s[:, 1] > 5e-3                                      # (where the nearest is not a near-tie)
+    np.testing.assert_allclose(nearest[clear], values[top[clear, 0]], atol=1e-5)
+    assert clear.sum() > 10
+
+
 def test_cache_is_stored_in_one_step_and_older_npz_caches_are_converted(tmp_path, monkeypatch):
     monkeypatch.setenv("VOXANON_CACHE", str(tmp_path))
     rng = np.random.default_rng(0)

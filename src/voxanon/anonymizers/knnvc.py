@@ -2,7 +2,10 @@
 
 Each output frame is the mean of the values (vocoder features) of the ``k``
 target frames whose keys (content features) are nearest by cosine to the
-source frame's key; the vocoder turns the matched features into speech. Keys
+source frame's key, weighted by ``softmax(cosine / match_temperature)`` (by
+default 16 frames at 0.02: the nearest few dominate, the rest smooth; the
+paper's plain mean of 4 lost more words on held-out real speech, BENCHMARKS.md);
+the vocoder turns the matched features into speech. Keys
 are one content-encoder layer (default: Whisper tiny.en layer 3 of 4, position-debiased,
 the best of the layers measured in BENCHMARKS.md), values HiFi-GAN universal log-mels.
 
@@ -55,13 +58,15 @@ DEFAULT_VOICES = tuple(f"kokoro:{v}" for v in ("af_jessica", "am_michael"))
 F0_MODES = ("matched", "source")
 
 
-def knn_match(query: np.ndarray, keys: np.ndarray, values: np.ndarray, k: int, *,
+def knn_match(query: np.ndarray, keys: np.ndarray, values: np.ndarray, k: int, temperature: float = 0.0, *,
               query_block: int = 1024, key_block: int = 16384) -> tuple[np.ndarray, np.ndarray]:
     """Mean of the values of the ``k`` keys most cosine-similar to each query, and the mean top-k similarity.
 
-    ``query (T, D)``, ``keys (N, D)`` unit-norm, ``values (N, F)``; returns ``(T, F)`` and ``(T,)``. Keys and
-    values may be read-only memory maps: each key block is read once. Memory is ``O(query_block * key_block
-    + T * k)`` whatever ``N``.
+    ``query (T, D)``, ``keys (N, D)`` unit-norm, ``values (N, F)``; returns ``(T, F)`` and ``(T,)``. With
+    ``temperature > 0`` the mean is weighted by ``softmax(similarity / temperature)`` over the k matches, so
+    close matches count more than the far end of the list; 0 is kNN-VC's plain mean. Keys and values may be
+    read-only memory maps: each key block is read once. Memory is ``O(query_block * key_block + T * k * F)``
+    whatever ``N``.
     """
     import torch
 
@@ -80,14 +85,19 @@ def knn_match(query: np.ndarray, keys: np.ndarray, values: np.ndarray, k: int, *
             cand_s, cand_i = torch.cat([best_s, torch.cat(s_parts)], 1), torch.cat([best_i, torch.cat(i_parts)], 1)
             best_s, pick = torch.topk(cand_s, min(k, cand_s.shape[1]), dim=1)
             best_i = torch.gather(cand_i, 1, pick)
-    return np.asarray(values)[best_i.numpy()].mean(1).astype(np.float32), best_s.mean(1).numpy()
+    weights = (torch.softmax(best_s / temperature, dim=1) if temperature > 0
+               else torch.full(best_s.shape, 1.0 / best_s.shape[1])).numpy()
+    matched = np.einsum("tk,tkf->tf", weights, np.asarray(values)[best_i.numpy()])
+    return matched.astype(np.float32), best_s.mean(1).numpy()
 
 
 @dataclasses.dataclass(frozen=True)
 class KnnVcConfig:
     """Parameters shared by the kNN-VC family."""
 
-    k: int = param(4, "number of nearest target frames averaged per output frame")
+    k: int = param(16, "number of nearest target frames averaged per output frame")
+    match_temperature: float = param(0.02, "softmax temperature of the cosine similarities that weight the k "
+                                           "frames' mean (0 = plain mean, as in kNN-VC's paper)", range=Range(0))
     encoder: str = param("whisper-tiny:3", "content encoder spec (whisper-tiny[:layer], hf:<dir>[:layer], "
                                            "wavlm-pt:<WavLM-Large.pt>[:layer], ...)")
     vocoder: str = param("hifigan-universal", "HiFi-GAN vocoder spec (hifigan-universal, hifigan:<checkpoint>, or "
@@ -184,7 +194,7 @@ class KnnVc(Anonymizer):
     def convert(self, query: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
         """Matched vocoder features and the target's mean log-F0."""
         target = self.targets()[int(rng.integers(len(self.targets())))]
-        mel, _ = knn_match(query, target.keys, target.values, self.config.k)
+        mel, _ = knn_match(query, target.keys, target.values, self.config.k, self.config.match_temperature)
         return mel, target.log_f0_mean
 
     def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
@@ -222,7 +232,9 @@ class KnnVcBlend(KnnVc):
         n = min(self.config.n_targets, len(targets))
         chosen = rng.choice(len(targets), size=n, replace=False)
         weights = rng.dirichlet(np.full(n, self.config.concentration))
-        mels, sims = zip(*(knn_match(query, targets[i].keys, targets[i].values, self.config.k) for i in chosen))
+        c = self.config
+        mels, sims = zip(*(knn_match(query, targets[i].keys, targets[i].values, c.k, c.match_temperature)
+                           for i in chosen))
         logits = np.log(weights + 1e-12)[:, None] + np.stack(sims) / self.config.temperature
         w = np.exp(logits - logits.max(0))
         w /= w.sum(0)
