@@ -20,27 +20,27 @@ from voxanon.errors import ConfigError, DataError
 LIBRIVOX = Path(__file__).parent / "data" / "librivox"
 
 
-def test_blocked_topk_equals_brute_force():
-    rng = np.random.default_rng(0)
-    keys = rng.normal(size=(500, 16)).astype(np.float32)
+def _random_set(seed: int, n: int, dim: int, n_values: int, n_query: int):
+    """Unit-norm keys (n, dim), values (n, n_values), a query (n_query, dim) and its cosines to the keys."""
+    rng = np.random.default_rng(seed)
+    keys = rng.normal(size=(n, dim)).astype(np.float32)
     keys /= np.linalg.norm(keys, axis=1, keepdims=True)
-    values = rng.normal(size=(500, 3)).astype(np.float32)
-    query = rng.normal(size=(70, 16)).astype(np.float32)
+    values = rng.normal(size=(n, n_values)).astype(np.float32)
+    query = rng.normal(size=(n_query, dim)).astype(np.float32)
+    return keys, values, query, (query / np.linalg.norm(query, axis=1, keepdims=True)) @ keys.T
+
+
+def test_blocked_topk_equals_brute_force():
+    keys, values, query, sims = _random_set(0, 500, 16, 3, 70)
     out, sim = knn_match(query, keys, values, 5, query_block=16, key_block=64)
-    q = query / np.linalg.norm(query, axis=1, keepdims=True)
-    top = np.argsort(-(q @ keys.T), axis=1)[:, :5]
+    top = np.argsort(-sims, axis=1)[:, :5]
     np.testing.assert_allclose(out, values[top].mean(1), atol=1e-5)
-    np.testing.assert_allclose(sim, np.take_along_axis(q @ keys.T, top, 1).mean(1), atol=1e-5)
+    np.testing.assert_allclose(sim, np.take_along_axis(sims, top, 1).mean(1), atol=1e-5)
     assert knn_match(query, keys[:3], values[:3], 8)[0].shape == (70, 3)      # k capped by the set size
 
 
 def test_similarity_weighted_match_leans_on_the_nearest_frames():
-    rng = np.random.default_rng(1)
-    keys = rng.normal(size=(300, 8)).astype(np.float32)
-    keys /= np.linalg.norm(keys, axis=1, keepdims=True)
-    values = rng.normal(size=(300, 2)).astype(np.float32)
-    query = rng.normal(size=(20, 8)).astype(np.float32)
-    sims = (query / np.linalg.norm(query, axis=1, keepdims=True)) @ keys.T
+    keys, values, query, sims = _random_set(1, 300, 8, 2, 20)
     top = np.argsort(-sims, axis=1)[:, :6]
     s = np.take_along_axis(sims, top, 1)
     w = np.exp(s / 0.05) / np.exp(s / 0.05).sum(1, keepdims=True)
