@@ -13,11 +13,17 @@ whisper-tiny WER.
 ``compare``: the LibriVox clips through ``knnvc`` and ``knnvc_blend`` (default
 targets), WER with whisper-tiny and pocketsphinx and GE2E cosine to the source.
 
+``match``: time of one 20-s chunk's match against the first default target's
+set, the paper's plain mean of 4 against the default 16 similarity-weighted
+frames (best of 5 each, same run; the ratio is what counts), next to the
+vocoder's time for the same chunk.
+
 Usage::
 
     VOXANON_CACHE=... python benchmarks/bench_knnvc.py similarity ORIG_DIR ANON_DIR [...]
     python benchmarks/bench_knnvc.py layers [--target flite:slt] [--sentences 20]
     VOXANON_CACHE=... python benchmarks/bench_knnvc.py compare [--seeds 2]
+    VOXANON_CACHE=... python benchmarks/bench_knnvc.py match
 """
 
 from __future__ import annotations
@@ -127,6 +133,33 @@ def compare(seeds: int) -> None:
               f"{wers['pocketsphinx']:5.1f}  GE2E cos to source {cos.mean():.3f}", flush=True)
 
 
+def match_cost() -> None:
+    """Best-of-5 seconds of a 20-s chunk's match: k 4 plain mean against k 16 weighted, and the vocoder."""
+    import time
+
+    knn = KnnVc()
+    vocoder, target = knn.models()[1], knn.targets()[0]
+    rng = np.random.default_rng(0)
+    n = int(20 * vocoder.sample_rate / vocoder.hop_length)
+    query = np.asarray(target.keys[rng.integers(0, len(target.keys), n)])
+    query = query + 0.05 * rng.normal(size=query.shape).astype(np.float32)
+
+    def best(fn) -> float:
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    plain = best(lambda: knn_match(query, target.keys, target.values, 4))
+    weighted = best(lambda: knn_match(query, target.keys, target.values, knn.config.k, knn.config.match_temperature))
+    mel = knn_match(query, target.keys, target.values, 4)[0]
+    vocode = best(lambda: vocoder.synthesize(mel))
+    print(f"{len(target.keys)} target frames, {n} query frames: k 4 plain {plain:.3f} s, k {knn.config.k} weighted "
+          f"{weighted:.3f} s (x{weighted / plain:.2f}); vocoder {vocode:.3f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -138,9 +171,12 @@ def main() -> None:
     lay.add_argument("--sentences", type=int, default=20)
     cmp = sub.add_parser("compare")
     cmp.add_argument("--seeds", type=int, default=2)
+    sub.add_parser("match")
     args = ap.parse_args()
     if args.what == "compare":
         compare(args.seeds)
+    elif args.what == "match":
+        match_cost()
     elif args.what == "similarity":
         if len(args.dirs) % 2:
             ap.error("give ORIG_DIR ANON_DIR pairs")

@@ -235,7 +235,7 @@ class KnnVcBlend(KnnVc):
         c = self.config
         mels, sims = zip(*(knn_match(query, targets[i].keys, targets[i].values, c.k, c.match_temperature)
                            for i in chosen))
-        logits = np.log(weights + 1e-12)[:, None] + np.stack(sims) / self.config.temperature
+        logits = np.log(weights + 1e-12)[:, None] + np.stack(sims) / c.temperature
         w = np.exp(logits - logits.max(0))
         w /= w.sum(0)
         mel = np.einsum("tn,tnf->nf", w, np.stack(mels))
