@@ -53,7 +53,8 @@ from voxanon.ranges import Range
 #: Kokoro voices of the offline corpus's training side (seed 0): no dev/test speaker shares a base voice
 #: with them, so a target is never a relative of an evaluated speaker (1 female, 1 male). Two voices with
 #: ~20 min of speech each, not four with ~11 min or nine with ~1 min: the words kept grow with the speech
-#: per target, and the first run builds every target's set (measured in BENCHMARKS.md "kNN-VC on real speech")
+#: per target up to there (44 min did not help 8 kHz speech), and the first run builds every target's set
+#: (measured in BENCHMARKS.md "kNN-VC on real speech")
 DEFAULT_VOICES = tuple(f"kokoro:{v}" for v in ("af_jessica", "am_michael"))
 F0_MODES = ("matched", "source")
 
