@@ -135,7 +135,7 @@ def compare(seeds: int) -> None:
 
 def match_cost() -> None:
     """Best-of-5 seconds of a 20-s chunk's match: k 4 plain mean against k 16 weighted, and the vocoder."""
-    import time
+    from timeit import repeat
 
     knn = KnnVc()
     vocoder, target = knn.models()[1], knn.targets()[0]
@@ -145,12 +145,7 @@ def match_cost() -> None:
     query = query + 0.05 * rng.normal(size=query.shape).astype(np.float32)
 
     def best(fn) -> float:
-        times = []
-        for _ in range(5):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-        return min(times)
+        return min(repeat(fn, number=1, repeat=5))
 
     plain = best(lambda: knn_match(query, target.keys, target.values, 4))
     weighted = best(lambda: knn_match(query, target.keys, target.values, knn.config.k, knn.config.match_temperature))

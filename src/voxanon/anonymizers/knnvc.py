@@ -229,11 +229,10 @@ class KnnVcBlend(KnnVc):
                 raise ConfigError("parameters concentration and temperature must be positive")
 
     def convert(self, query: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
-        targets = self.targets()
-        n = min(self.config.n_targets, len(targets))
+        targets, c = self.targets(), self.config
+        n = min(c.n_targets, len(targets))
         chosen = rng.choice(len(targets), size=n, replace=False)
-        weights = rng.dirichlet(np.full(n, self.config.concentration))
-        c = self.config
+        weights = rng.dirichlet(np.full(n, c.concentration))
         mels, sims = zip(*(knn_match(query, targets[i].keys, targets[i].values, c.k, c.match_temperature)
                            for i in chosen))
         logits = np.log(weights + 1e-12)[:, None] + np.stack(sims) / c.temperature
