@@ -1,16 +1,18 @@
 """kNN-VC outputs against their source and their target speaker (GE2E cosine), and the Whisper key layers.
 
 ``similarity``: for each anonymized utterance of the given data directories,
-the GE2E cosine to its original and to the mean embedding of the target speech
-the utterance was converted to (target recovered from the utterance rng exactly
-as the anonymizer draws it), next to the original's cosine to that target.
+the GE2E cosine to its original and to the embedding of the target speech the
+utterance was converted to (the drawn targets' mean embeddings, weighted by their
+global blend weights, recovered from the utterance rng exactly as the anonymizer
+draws them), next to the original's cosine to that target.
 
 ``layers``: copy-synthesis-free check of which Whisper layer makes the best
 keys: the LibriVox clips converted to one synthetic target with keys from each
 layer, raw or debiased (silent-window response subtracted), scored by
 whisper-tiny WER.
 
-``compare``: the LibriVox clips through ``knnvc`` and ``knnvc_blend`` (default
+``compare``: the LibriVox clips through ``knnvc`` with one drawn target
+(``n_targets=1``, the paper's) and with its default blend of two (default
 targets), WER with whisper-tiny and pocketsphinx and GE2E cosine to the source.
 
 ``match``: time of one 20-s chunk's match against the first default target's
@@ -35,7 +37,7 @@ import numpy as np
 import soundfile as sf
 
 from voxanon.anonymizers.base import utterance_rng
-from voxanon.anonymizers.knnvc import KnnVc, knn_match
+from voxanon.anonymizers.knnvc import KnnVc, draw_targets, knn_match
 from voxanon.anonymizers.knnvc_targets import trim_mask, tts_sources
 from voxanon.dsp.frames import interpolate_frames
 from voxanon.audio.io import load_audio, resample
@@ -60,12 +62,13 @@ def similarity(pairs: list[tuple[str, str]], seed: int) -> None:
     for orig_dir, anon_dir in pairs:
         o, a = read_data_dir(orig_dir), read_data_dir(anon_dir)
         for utt in a.utts:
-            t = int(utterance_rng(seed, utt).integers(len(sources)))
+            chosen, weights = draw_targets(utterance_rng(seed, utt), len(sources), anon.config)
+            target = unit(weights @ target_emb[chosen])
             eo = unit(enc.embed([load_audio(o.wav_scp[utt])[0]], 16000)[0])
             ea = unit(enc.embed([load_audio(a.wav_scp[utt])[0]], 16000)[0])
             to_src.append(ea @ eo)
-            to_tgt.append(ea @ target_emb[t])
-            orig_to_tgt.append(eo @ target_emb[t])
+            to_tgt.append(ea @ target)
+            orig_to_tgt.append(eo @ target)
     print(f"n={len(to_src)} utterances; GE2E cosine (mean, [min, max])")
     for name, v in (("anonymized vs its source", to_src), ("anonymized vs its target", to_tgt),
                     ("original vs that target", orig_to_tgt)):
@@ -113,7 +116,6 @@ def layers(target: str, n_sentences: int) -> None:
 
 
 def compare(seeds: int) -> None:
-    from voxanon.anonymizers.knnvc import KnnVcBlend
     from voxanon.metrics.wer import wer
     from voxanon.models.asr import load_asr
     from voxanon.models.speaker import load_encoder
@@ -124,12 +126,12 @@ def compare(seeds: int) -> None:
     src_emb = unit(enc.embed(srcs, 16000))
     asrs = {spec: load_asr(spec) for spec in ("whisper-tiny", "pocketsphinx")}
     for label, wavs in [("original", srcs)] + [
-            (cls.name, [cls(threads=1).anonymize(w, 16000, utterance_rng(seed, u))[0]
-                        for seed in range(seeds) for u, w in zip(refs, srcs)]) for cls in (KnnVc, KnnVcBlend)]:
+            (f"knnvc n_targets={n}", [KnnVc(threads=1, n_targets=n).anonymize(w, 16000, utterance_rng(seed, u))[0]
+                                      for seed in range(seeds) for u, w in zip(refs, srcs)]) for n in (1, 2)]:
         words = list(refs.values()) * (len(wavs) // len(srcs))
         wers = {spec: wer(words, asr.transcribe(wavs, 16000), "words").wer for spec, asr in asrs.items()}
         cos = np.sum(unit(enc.embed(wavs, 16000)) * np.tile(src_emb, (len(wavs) // len(srcs), 1)), 1)
-        print(f"{label:12s} n={len(wavs)} WER whisper-tiny {wers['whisper-tiny']:5.1f} pocketsphinx "
+        print(f"{label:18s} n={len(wavs)} WER whisper-tiny {wers['whisper-tiny']:5.1f} pocketsphinx "
               f"{wers['pocketsphinx']:5.1f}  GE2E cos to source {cos.mean():.3f}", flush=True)
 
 

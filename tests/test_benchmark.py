@@ -47,7 +47,7 @@ def test_default_systems_are_original_plus_offline_anonymizers():
 def test_default_profile_leaves_the_neural_family_to_full():
     default = {s.method for s in default_systems(PROFILES["default"])[1:]}
     full = {s.method for s in default_systems(PROFILES["full"])[1:]}
-    assert default == set(DEFAULT_SYSTEMS) and {"knnvc", "knnvc_blend"} <= full - default
+    assert default == set(DEFAULT_SYSTEMS) and "knnvc" in full - default
 
 
 def test_stage_cache_reuses_matching_settings(tmp_path):

@@ -12,8 +12,8 @@ import soundfile as sf
 
 from voxanon.anonymizers import knnvc_targets
 from voxanon.anonymizers.base import utterance_rng
-from voxanon.anonymizers.knnvc import KnnVc, KnnVcBlend, knn_match
-from voxanon.anonymizers.knnvc_targets import dir_sources, trim_mask
+from voxanon.anonymizers.knnvc import KnnVc, knn_match
+from voxanon.anonymizers.knnvc_targets import MatchingSet, dir_sources, trim_mask
 from voxanon.dsp.frames import interpolate_frames
 from voxanon.errors import ConfigError, DataError
 
@@ -109,7 +109,30 @@ def test_config_errors():
     with pytest.raises(ConfigError, match="f0"):
         KnnVc(f0="flat")
     with pytest.raises(ConfigError, match="n_targets"):
-        KnnVcBlend(n_targets=1)
+        KnnVc(n_targets=0)
+    with pytest.raises(ConfigError, match="blend_temperature"):
+        KnnVc(blend_temperature=0)
+
+
+def test_blend_takes_each_frame_from_the_target_that_matches_it():
+    """Two targets covering different halves of the key space: every frame's features come from the target
+    holding its match, whatever the drawn global weights; one target alone keeps only its own values."""
+    dim = 8
+    keys = np.eye(dim, dtype=np.float32)
+    sets = [MatchingSet(f"t{i}", keys[4 * i:4 * i + 4], np.full((4, 3), float(i), np.float32), np.log(100 + 100 * i))
+            for i in range(2)]
+    query = np.repeat(keys, 2, axis=0)                     # frames 0-7 match t0, frames 8-15 match t1
+    for seed in range(5):
+        anon = KnnVc(k=1, n_targets=2)
+        anon._targets = sets
+        mel, log_f0 = anon.convert(query, np.random.default_rng(seed))
+        np.testing.assert_allclose(mel[:8], 0.0, atol=1e-4)
+        np.testing.assert_allclose(mel[8:], 1.0, atol=1e-4)
+        assert np.log(100) < log_f0 < np.log(200)         # the global weights' mean of the two targets' F0
+        single = KnnVc(k=1, n_targets=1)
+        single._targets = sets
+        mel1, log_f0_1 = single.convert(query, np.random.default_rng(seed))
+        assert len(np.unique(mel1)) == 1 and log_f0_1 == pytest.approx(sets[int(mel1[0, 0])].log_f0_mean)
 
 
 @pytest.mark.slow
@@ -143,10 +166,10 @@ def test_knnvc_end_to_end_with_a_target_folder(tmp_path, monkeypatch, capsys):
     again = KnnVc(targets=str(targets), k=4)
     np.testing.assert_array_equal(again.anonymize(source, sr, utterance_rng(0, "u1"))[0], out)
     assert not np.any(again.anonymize(np.zeros(1600, np.float32), sr, utterance_rng(0, "u2"))[0])
-    blend, _ = KnnVcBlend(targets=str(targets), n_targets=2).anonymize(source, sr, utterance_rng(0, "u1"))
-    shifted, _ = KnnVc(targets=str(targets), f0="source").anonymize(source, sr, utterance_rng(0, "u1"))
-    for y in (blend, shifted):
-        assert len(y) == len(source) and np.abs(y).max() > 0.01
+    single, _ = KnnVc(targets=str(targets), k=4, n_targets=1).anonymize(source, sr, utterance_rng(0, "u1"))
+    shifted, _ = KnnVc(targets=str(targets), k=4, f0="source").anonymize(source, sr, utterance_rng(0, "u1"))
+    for y in (single, shifted):
+        assert len(y) == len(source) and np.abs(y).max() > 0.01 and not np.allclose(y, out, atol=1e-3)
 
 
 def test_original_release_vocoder_checks_the_encoder(tmp_path):

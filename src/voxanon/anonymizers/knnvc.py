@@ -1,36 +1,38 @@
-"""kNN-VC (Baas et al. 2023) and a soft multi-target blend (VPC 2024 T9-style), with any content encoder.
+"""kNN-VC (Baas et al. 2023) with any content encoder, blending several targets per frame (VPC 2024 T9-style).
 
-Each output frame is the mean of the values (vocoder features) of the ``k``
-target frames whose keys (content features) are nearest by cosine to the
-source frame's key, weighted by ``softmax(cosine / match_temperature)`` (by
-default 16 frames at 0.02: the nearest few dominate, the rest smooth; the
-paper's plain mean of 4 lost more words on held-out real speech, BENCHMARKS.md);
-the vocoder turns the matched features into speech. Keys
-are one content-encoder layer (default: Whisper tiny.en layer 3 of 4, position-debiased,
-the best of the layers measured in BENCHMARKS.md), values HiFi-GAN universal log-mels.
+Each target's match for an output frame is the mean of the values (vocoder
+features) of the ``k`` target frames whose keys (content features) are nearest
+by cosine to the source frame's key, weighted by
+``softmax(cosine / match_temperature)`` (by default 16 frames at 0.02: the
+nearest few dominate, the rest smooth; the paper's plain mean of 4 lost more
+words on held-out real speech, BENCHMARKS.md); the vocoder turns the matched
+features into speech. Keys are one content-encoder layer (default: Whisper
+tiny.en layer 3 of 4, position-debiased, the best of the layers measured in
+BENCHMARKS.md), values HiFi-GAN universal log-mels.
 
-The target is drawn per utterance from the utterance rng (per speaker with
-``--level speaker``) among the targets of ``targets`` (a data directory or
-audio folder) or, by default, of the synthetic ``voices``. Matching sets are
-built once per (target, encoder, vocoder) and cached on disk
-(:mod:`.knnvc_targets`). Top-k search runs over blocks of source and target
-frames, so memory stays bounded (``query_block * key_block`` similarities)
-however long the input or large the matching set.
+Each utterance (each speaker with ``--level speaker``) draws ``n_targets``
+targets from its rng, without replacement, among the targets of ``targets``
+(a data directory or audio folder) or, by default, of the synthetic
+``voices``, and global weights ``w`` from a Dirichlet. The per-target matches
+are mixed frame by frame with weights ``softmax(log w_t + s_t / blend_temperature)``,
+where ``s_t`` is the mean top-k similarity of target ``t`` at that frame: each
+frame comes mostly from the target that matches it best, so the pseudo-voice is
+none of the targets and the content is better matched than by any one of them
+(on the 8 kHz telephone prompts, the blend of the two default targets kept the
+words that one drawn target lost, BENCHMARKS.md). ``n_targets=1`` is the
+paper's kNN-VC: one target per utterance. Matching sets are built once per
+(target, encoder, vocoder) and cached on disk (:mod:`.knnvc_targets`). Top-k
+search runs over blocks of source and target frames, so memory stays bounded
+(``query_block * key_block`` similarities) however long the input or large the
+matching set.
 
 The original kNN-VC release runs as ``encoder=wavlm-pt:<WavLM-Large.pt>:6``
-with ``vocoder=hifigan-knnvc:<prematch_g_02500000.pt>``: the values are then the
-WavLM features themselves, vocoded by the prematched HiFi-GAN.
+with ``vocoder=hifigan-knnvc:<prematch_g_02500000.pt>`` (and ``n_targets=1``):
+the values are then the WavLM features themselves, vocoded by the prematched HiFi-GAN.
 
 ``f0 = "source"`` keeps the source's intonation: the converted speech is
 re-synthesised with WORLD using the source's F0 contour shifted (in log) to the
-target's mean voiced F0; ``"matched"`` (default) keeps what the matched frames carry.
-
-``knnvc_blend`` draws ``n_targets`` targets and global weights from a
-Dirichlet, matches against each, and mixes the per-target outputs frame by
-frame with weights ``softmax(log w_t + s_t / temperature)``, where ``s_t`` is
-the mean top-k similarity of target ``t`` at that frame: frames are taken
-mostly from the target that has the best match for them, so the pseudo-voice is
-none of the targets but content stays as well matched as in plain kNN-VC.
+targets' weighted mean voiced F0; ``"matched"`` (default) keeps what the matched frames carry.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ def knn_match(query: np.ndarray, keys: np.ndarray, values: np.ndarray, k: int, t
 
 @dataclasses.dataclass(frozen=True)
 class KnnVcConfig:
-    """Parameters shared by the kNN-VC family."""
+    """Parameters of kNN-VC."""
 
     k: int = param(16, "number of nearest target frames averaged per output frame")
     match_temperature: float = param(0.02, "softmax temperature of the cosine similarities that weight the k "
@@ -110,26 +112,40 @@ class KnnVcConfig:
                                 "and the 240 topic sentences: ~20 min of speech)", range=Range(0))
     trim_db: float = param(40.0, "target frames quieter than the loudest by more than this are dropped")
     f0: str = param("matched", "matched (the target frames' pitch) or source (source contour at the target's mean)")
+    n_targets: int = param(2, "targets blended per utterance, drawn without replacement (1 = kNN-VC's single "
+                              "target)")
+    concentration: float = param(1.0, "Dirichlet concentration of the targets' global weights")
+    blend_temperature: float = param(0.05, "softmax temperature of the per-frame weighting by match similarity")
     threads: int = param(0, "torch threads (0 = torch's default)")
 
     def __post_init__(self) -> None:
         if self.k < 1:
             raise ConfigError(f"parameter k must be >= 1, got {self.k}")
+        if self.n_targets < 1:
+            raise ConfigError(f"parameter n_targets must be >= 1, got {self.n_targets}")
+        if self.concentration <= 0 or self.blend_temperature <= 0:
+            raise ConfigError("parameters concentration and blend_temperature must be positive")
         if self.f0 not in F0_MODES:
             raise ConfigError(f"parameter f0: {self.f0!r} is not one of {', '.join(F0_MODES)}")
         if not self.targets and not self.voices:
             raise ConfigError("parameters targets and voices are both empty; give one of them")
 
 
+def draw_targets(rng: np.random.Generator, available: int, config: KnnVcConfig) -> tuple[np.ndarray, np.ndarray]:
+    """An utterance's target indices (``n_targets`` of ``available``, no repeats) and their global weights."""
+    n = min(config.n_targets, available)
+    return rng.choice(available, size=n, replace=False), rng.dirichlet(np.full(n, config.concentration))
+
+
 class KnnVc(Anonymizer):
-    """kNN-VC: every frame replaced by the mean of its k nearest target frames, then vocoded."""
+    """kNN-VC: every frame replaced by the mean of its k nearest frames of the drawn targets, blended, vocoded."""
 
     name = "knnvc"
     Config = KnnVcConfig
     sample_rate = 16000
     needs_model = True
     #: long inputs in 20-s chunks (inside one 30-s Whisper window), 1 s of context each side: memory stays
-    #: bounded for any duration; every chunk draws the same target from the utterance's rng
+    #: bounded for any duration; every chunk draws the same targets from the utterance's rng
     chunking = Chunking(seconds=20.0, overlap=1.0, fade=0.05)
 
     def __init__(self, config: KnnVcConfig | None = None, **params) -> None:
@@ -193,10 +209,17 @@ class KnnVc(Anonymizer):
         return interpolate_frames(feats, encoder.frame_rate, n_out, vocoder.sample_rate / vocoder.hop_length)
 
     def convert(self, query: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
-        """Matched vocoder features and the target's mean log-F0."""
-        target = self.targets()[int(rng.integers(len(self.targets())))]
-        mel, _ = knn_match(query, target.keys, target.values, self.config.k, self.config.match_temperature)
-        return mel, target.log_f0_mean
+        """Vocoder features matched against the drawn targets and blended per frame, and their mean log-F0."""
+        targets, c = self.targets(), self.config
+        chosen, weights = draw_targets(rng, len(targets), c)
+        mels, sims = zip(*(knn_match(query, targets[i].keys, targets[i].values, c.k, c.match_temperature)
+                           for i in chosen))
+        logits = np.log(weights + 1e-12)[:, None] + np.stack(sims) / c.blend_temperature
+        w = np.exp(logits - logits.max(0))
+        w /= w.sum(0)
+        mel = np.einsum("tn,tnf->nf", w, np.stack(mels))
+        log_f0 = float(np.nansum(weights * np.array([targets[i].log_f0_mean for i in chosen])))
+        return mel.astype(np.float32), log_f0
 
     def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
         if not np.any(wav):
@@ -208,36 +231,3 @@ class KnnVc(Anonymizer):
             out = transfer_f0(out, wav, sr, log_f0)
         out = np.pad(out, (0, max(0, len(wav) - len(out))))[: len(wav)]
         return out.astype(np.float32), sr
-
-
-class KnnVcBlend(KnnVc):
-    """Soft blend of several kNN-VC targets with per-frame weights from match quality (T9-style)."""
-
-    name = "knnvc_blend"
-
-    @dataclasses.dataclass(frozen=True)
-    class Config(KnnVcConfig):
-        n_targets: int = param(3, "targets blended per utterance (drawn without replacement)")
-        concentration: float = param(1.0, "Dirichlet concentration of the global target weights")
-        temperature: float = param(0.05, "softmax temperature of the per-frame similarity weighting")
-
-        def __post_init__(self) -> None:
-            super().__post_init__()
-            if self.n_targets < 2:
-                raise ConfigError(f"parameter n_targets must be >= 2 for a blend, got {self.n_targets}")
-            if self.concentration <= 0 or self.temperature <= 0:
-                raise ConfigError("parameters concentration and temperature must be positive")
-
-    def convert(self, query: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
-        targets, c = self.targets(), self.config
-        n = min(c.n_targets, len(targets))
-        chosen = rng.choice(len(targets), size=n, replace=False)
-        weights = rng.dirichlet(np.full(n, c.concentration))
-        mels, sims = zip(*(knn_match(query, targets[i].keys, targets[i].values, c.k, c.match_temperature)
-                           for i in chosen))
-        logits = np.log(weights + 1e-12)[:, None] + np.stack(sims) / c.temperature
-        w = np.exp(logits - logits.max(0))
-        w /= w.sum(0)
-        mel = np.einsum("tn,tnf->nf", w, np.stack(mels))
-        log_f0 = float(np.nansum(weights * np.array([targets[i].log_f0_mean for i in chosen])))
-        return mel.astype(np.float32), log_f0
