@@ -17,8 +17,9 @@ targets), WER with whisper-tiny and pocketsphinx and GE2E cosine to the source.
 
 ``match``: time of one 20-s chunk's match against the first default target's
 set, the paper's plain mean of 4 against the default 16 similarity-weighted
-frames (best of 5 each, same run; the ratio is what counts), next to the
-vocoder's time for the same chunk.
+frames; and of a 4-s utterance's and a 20-s chunk's conversion with one drawn
+target against the default blend of two, with and without the vocoder (best
+of 5 each, same run; the ratios are what count).
 
 Usage::
 
@@ -136,14 +137,15 @@ def compare(seeds: int) -> None:
 
 
 def match_cost() -> None:
-    """Best-of-5 seconds of a 20-s chunk's match: k 4 plain mean against k 16 weighted, and the vocoder."""
+    """Best-of-5 seconds of a 20-s chunk's match (k 4 plain mean against k 16 weighted); of the whole conversion
+    of a 4-s utterance and a 20-s chunk with one target against the default blend of two; and of the vocoder."""
     from timeit import repeat
 
-    knn = KnnVc()
+    knn, single = KnnVc(), KnnVc(n_targets=1)
     vocoder, target = knn.models()[1], knn.targets()[0]
     rng = np.random.default_rng(0)
-    n = int(20 * vocoder.sample_rate / vocoder.hop_length)
-    query = np.asarray(target.keys[rng.integers(0, len(target.keys), n)])
+    rate = vocoder.sample_rate / vocoder.hop_length
+    query = np.asarray(target.keys[rng.integers(0, len(target.keys), int(20 * rate))])
     query = query + 0.05 * rng.normal(size=query.shape).astype(np.float32)
 
     def best(fn) -> float:
@@ -151,10 +153,16 @@ def match_cost() -> None:
 
     plain = best(lambda: knn_match(query, target.keys, target.values, 4))
     weighted = best(lambda: knn_match(query, target.keys, target.values, knn.config.k, knn.config.match_temperature))
-    mel = knn_match(query, target.keys, target.values, 4)[0]
-    vocode = best(lambda: vocoder.synthesize(mel))
-    print(f"{len(target.keys)} target frames, {n} query frames: k 4 plain {plain:.3f} s, k {knn.config.k} weighted "
-          f"{weighted:.3f} s (x{weighted / plain:.2f}); vocoder {vocode:.3f} s")
+    print(f"{len(target.keys)} target frames, {len(query)} query frames: k 4 plain {plain:.3f} s, k {knn.config.k} "
+          f"weighted {weighted:.3f} s (x{weighted / plain:.2f})")
+    single.targets()
+    for seconds in (4, 20):
+        q = query[: int(seconds * rate)]
+        one, two = (best(lambda a=a: a.convert(q, np.random.default_rng(0))) for a in (single, knn))
+        mel = knn.convert(q, np.random.default_rng(0))[0]
+        vocode = best(lambda: vocoder.synthesize(mel))
+        print(f"{seconds:2d} s: convert with 1 target {one:.3f} s, 2 targets blended {two:.3f} s (x{two / one:.2f}); "
+              f"with the vocoder ({vocode:.3f} s) x{(two + vocode) / (one + vocode):.2f}")
 
 
 def main() -> None:
