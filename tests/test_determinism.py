@@ -34,7 +34,7 @@ def small_targets(tmp_path_factory) -> dict[str, dict]:
     for i in range(3):
         (root / f"t{i}").mkdir()
         sf.write(root / f"t{i}" / "a.wav", 0.5 * speech_like(3.0, 16000, f0=100 + 60 * i, seed=i), 16000)
-    params = {name: {"targets": str(root)} for name in ("knnvc",)}
+    params = {"knnvc": {"targets": str(root)}}
     params["f3va"] = {"mel_steps": 2, "threads": 1}
     params["ltf"] = {"threads": 1}
     return params

