@@ -6,7 +6,7 @@ utterances of the Kokoro corpus's test trials (unseen speakers) and the real
 clips of ``--real-dir`` (``--real-speakers``, held out of the shipped
 model's training):
 
-- Whisper tiny.en and pocketsphinx WER (words normalisation) of the original
+- Whisper tiny.en and pocketsphinx WER (spoken normalisation: numbers spelt out) of the original
   and of the LTF output; pocketsphinx is the judge that a Whisper-encoder loss
   cannot fool;
 - GE2E cosine of each output to its source utterance, and of the outputs to
@@ -84,9 +84,9 @@ def main() -> None:
                                          "rtf": round((time.monotonic() - t0) / audio, 3)}}
         for asr_name, asr in asrs.items():
             table["original"][f"wer_{asr_name}"] = round(wer(refs, [asr.transcribe([r["wav"]], r["sr"])[0]
-                                                                    for r in rows], "words").wer, 1)
+                                                                    for r in rows], "spoken").wer, 1)
             hyps = [asr.transcribe([y], r["sr"])[0] for y, r in zip(outs, rows)]
-            table["ltf"][f"wer_{asr_name}"] = round(wer(refs, hyps, "words").wer, 1)
+            table["ltf"][f"wer_{asr_name}"] = round(wer(refs, hyps, "spoken").wer, 1)
             if asr_name == "whisper":
                 table["ltf"]["examples"] = [f"{refs[i]} -> {hyps[i]}" for i in range(min(3, len(rows)))]
         results[name] = {"utterances": len(rows), **table}

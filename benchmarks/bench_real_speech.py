@@ -9,8 +9,8 @@ runs it again into a second folder, so a method that builds a cache on first
 use shows both its first and its cached RTF (wall time of the command over
 the seconds of audio).
 
-Reported per method: WER % of Whisper tiny.en and of pocketsphinx (words
-normalisation) on all utterances and on the 16 kHz part alone (pocketsphinx's
+Reported per method: WER % of Whisper tiny.en and of pocketsphinx (spoken
+normalisation: numbers spelt out) on all utterances and on the 16 kHz part alone (pocketsphinx's
 models are wideband: on the telephone prompts it fails on the original
 too), each WER's ratio to the original's with a paired-bootstrap 95 %
 interval over utterances (``ratio_*`` in results.json), and the GE2E cosine of each output to its speaker's mean original
@@ -94,12 +94,12 @@ def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.nd
     row, results = {}, {}
     for name, asr in asrs.items():
         hyps = asr.transcribe(wavs, 16000)
-        results[name] = wer(dict(zip(utts, refs)), dict(zip(utts, hyps)), "words")
+        results[name] = wer(dict(zip(utts, refs)), dict(zip(utts, hyps)), "spoken")
         row[f"wer_{name}"] = round(results[name].wer, 2)
         if original is not None:
             ci = wer_ratio_ci(results[name], original[name])
             row[f"ratio_{name}"] = [round(v, 2) for v in (ci.estimate, ci.low, ci.high)]
-        row[f"wer16k_{name}"] = round(wer([refs[i] for i in wide], [hyps[i] for i in wide], "words").wer, 2)
+        row[f"wer16k_{name}"] = round(wer([refs[i] for i in wide], [hyps[i] for i in wide], "spoken").wer, 2)
     emb = ge2e.embed(wavs, 16000)
     row["cosine_to_source"] = round(float(leave_one_out_cosine(emb, ref_emb, [data.utt2spk[u] for u in utts]).mean()), 3)
     return row, results

@@ -25,4 +25,4 @@ def words_and_voice(anon) -> tuple[float, float, list[str]]:
     hyps = load_asr("whisper-tiny").transcribe([y for y, _ in outs], 16000)
     src, anonymized = (load_encoder("ge2e").embed(x, 16000).mean(0) for x in (wavs, [y for y, _ in outs]))
     cos = float(src @ anonymized / np.linalg.norm(src) / np.linalg.norm(anonymized))
-    return wer([texts[c.stem] for c in CLIPS], hyps, "words").wer, cos, hyps
+    return wer([texts[c.stem] for c in CLIPS], hyps, "spoken").wer, cos, hyps

@@ -114,7 +114,7 @@ def _privacy(eer_f, eer_m):
 
 
 def _wer(wer):
-    return AsrResult(data="d", asr_backend="a", normalization="words", n_scored=3, wer=wer, cer=wer / 2,
+    return AsrResult(data="d", asr_backend="a", normalization="spoken", n_scored=3, wer=wer, cer=wer / 2,
                      wer_ci=Interval(wer, wer - 1, wer + 1, 0.05, 10), substitutions=1, deletions=0, insertions=0,
                      n_reference_words=10, missing_transcript=[], empty_reference=[], failed={}, decoded_now=0)
 
@@ -137,7 +137,7 @@ def _results(with_ser=True):
 
     return BenchmarkResults(
         schema_version=SCHEMA_VERSION, voxanon_version="x", created="now", profile={},
-        settings=RunInfo(seed=0, asr="a", wer_normalization="words", pretrained_encoder="ge2e",
+        settings=RunInfo(seed=0, asr="a", wer_normalization="spoken", pretrained_encoder="ge2e",
                          semi_informed_attacker="ecapa", primary=Primary("AA-semi", "test")),
         versions={}, machine={}, data=DataInfo("root", True, ["test"], {}),
         systems={ORIGINAL: system(None, 8.0, 2.0, 2.0, 70.0), "a": system("a", 42.0, 40.0, 6.0, 40.0),

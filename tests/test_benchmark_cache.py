@@ -23,7 +23,7 @@ from voxanon.pipelines.profiles import PROFILES
 
 def _run(**over) -> RunSettings:
     base = dict(splits=("test",), wer_splits=("test",), n_boot=10, seed=0, asr="whisper-tiny",
-                wer_normalization="words", pretrained="ge2e", quality_utts=2, quality_split="test",
+                wer_normalization="spoken", pretrained="ge2e", quality_utts=2, quality_split="test",
                 rungs=("AA-backend", "AA-finetuned", "AA-semi"), ecapa_recipe="small", attacker_epochs=4,
                 finetune_epochs=2)
     return RunSettings(**{**base, **over})

@@ -80,7 +80,7 @@ def _probe(tag: str, group: str = "", action: str = "ok", seconds: float = 0.0) 
 
 def test_units_group_shared_work_of_one_system_in_plan_order():
     run = RunSettings(splits=("dev", "test"), wer_splits=("test",), n_boot=10, seed=0, asr="whisper-tiny",
-                      wer_normalization="words", pretrained="ge2e", quality_utts=2, quality_split="test",
+                      wer_normalization="spoken", pretrained="ge2e", quality_utts=2, quality_split="test",
                       rungs=("AA-backend", "AA-semi"), ecapa_recipe="small", attacker_epochs=1, finetune_epochs=0)
     evaluators = plan(run, ["privacy", "ladder", "wer"])
     a, b = _system("a"), _system("b")

@@ -36,6 +36,9 @@ def test_sentences_are_vpc_normalised():
         assert all(c.isalpha() or c in " '" for c in s.transcript), s.transcript
     assert normalize_transcript("At 7, it's Bob's turn!") == "AT SEVEN IT'S BOB'S TURN"
     assert number_words(40) == "forty" and number_words(305) == "three hundred and five"
+    # any size (a Whisper word such as "1990" or "10,000" used to raise), as it is said
+    assert normalize_transcript("In 1990, 10,000 people") == "IN NINETEEN NINETY TEN THOUSAND PEOPLE"
+    assert number_words(2024) == "two thousand and twenty four"
 
 
 def test_speaker_pool_spreads_voices_and_keeps_gender_side():

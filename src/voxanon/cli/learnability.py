@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from voxanon.cli.utility import add_normalization_option
 from voxanon.errors import EXIT_OK
 
 
@@ -65,13 +66,6 @@ def _add_recipe_options(p: argparse.ArgumentParser) -> None:
                    + ", ".join(f"{n} {r.epochs}" for n, r in RECIPES.items()) + ")")
 
 
-def _add_normalization_option(p: argparse.ArgumentParser) -> None:
-    from voxanon.metrics.text import NORMALIZERS
-
-    p.add_argument("--normalization", default="vpc", choices=sorted(NORMALIZERS),
-                   help="text normalisation before scoring (default: vpc; `voxanon benchmark` scores with words)")
-
-
 def register(commands) -> None:
     p = commands.evaluate.add_parser(
         "learnability-asr", help="train a CTC ASR on anonymized speech, test it on original speech",
@@ -93,5 +87,5 @@ def register(commands) -> None:
     p.add_argument("--out", help="write the result (JSON) here")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.defer(_add_recipe_options)
-    p.defer(_add_normalization_option)
+    p.defer(add_normalization_option)
     p.set_defaults(handler=run)

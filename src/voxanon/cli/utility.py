@@ -66,8 +66,17 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _add_model_options(p: argparse.ArgumentParser) -> None:
+def add_normalization_option(p) -> None:
+    """The ``--normalization`` option of the commands that score WER."""
     from voxanon.metrics.text import NORMALIZERS
+
+    p.add_argument("--normalization", default="vpc", choices=sorted(NORMALIZERS),
+                   help="text normalisation before scoring: vpc (the VPC's: case, , ! ? .) or spoken (also every "
+                        "other mark, numbers spelt out, titles in full: for Whisper; `voxanon benchmark` scores with "
+                        "it) (default: vpc)")
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
     from voxanon.models.asr import DEFAULT_ASR
 
     a = p.add_argument_group("ASR")
@@ -76,8 +85,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                         f"trained by `voxanon evaluate learnability-asr`) (default: {DEFAULT_ASR})")
     a.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     a.add_argument("--threads", type=int, default=0, help="CPU threads of the ASR (default 0: library default)")
-    a.add_argument("--normalization", default="vpc", choices=sorted(NORMALIZERS),
-                   help="text normalisation before scoring (default: vpc)")
+    add_normalization_option(a)
     a.add_argument("--n-boot", type=Range(1).option(int), default=1000,
                    help="bootstrap replicates of the WER interval (>= 1)")
     a.add_argument("--cache-dir", help="hypothesis cache (default: OUT/asr_cache); reruns decode nothing twice")

@@ -2,6 +2,8 @@
 
 import re
 
+from voxanon.data.sentences import spell_numbers
+
 _VPC_PUNCTUATION = re.compile(r"[,!?.]")
 _SPACES = re.compile(r"\s+")
 
@@ -27,21 +29,27 @@ def normalize_vpc(text: str) -> str:
 
 _NON_WORD = re.compile(r"[^\w\s']|_")
 
+#: titles as LibriSpeech's references spell them (Whisper writes the abbreviation)
+_TITLES = {"MR": "MISTER", "MRS": "MISSUS", "DR": "DOCTOR", "ST": "SAINT", "PROF": "PROFESSOR", "JR": "JUNIOR",
+           "SR": "SENIOR"}
 
-def normalize_words(text: str) -> str:
-    """VPC normalisation, plus every other punctuation mark turned into a space.
 
-    For recognisers that punctuate (Whisper writes hyphens, colons, quotes):
-    the VPC's character CTC model emits only letters, apostrophes and spaces,
-    so "ill-disposed" and "ill disposed" must score the same. Curly
-    apostrophes count as apostrophes.
+def normalize_spoken(text: str) -> str:
+    """The words as they are said: VPC normalisation, every other punctuation mark turned into a space, numbers
+    spelt out (:func:`voxanon.data.sentences.spell_numbers`) and titles written in full.
+
+    For recognisers that write what the VPC's character CTC model cannot (Whisper writes hyphens, colons,
+    quotes, "10" for "ten", "Mr." for "mister"): that model emits only letters, apostrophes and spaces, so
+    "ill-disposed" and "ill disposed", "10" and "ten" must score the same. Curly apostrophes count as
+    apostrophes. On text already in the VPC's form it changes nothing.
 
     Examples
     --------
-    >>> normalize_words("An ill-disposed man; \u201cyes\u201d \u2014 it\u2019s so.")
-    "AN ILL DISPOSED MAN YES IT'S SO"
+    >>> normalize_spoken("An ill-disposed man; \u201cyes\u201d \u2014 it\u2019s 10, Mr. Lee.")
+    "AN ILL DISPOSED MAN YES IT'S TEN MISTER LEE"
     """
-    return normalize_vpc(_NON_WORD.sub(" ", text.replace("\u2019", "'").upper()))
+    words = normalize_vpc(_NON_WORD.sub(" ", spell_numbers(text.replace("\u2019", "'")).upper())).split()
+    return " ".join(_TITLES.get(w, w) for w in words)
 
 
 def normalize_none(text: str) -> str:
@@ -49,5 +57,5 @@ def normalize_none(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-NORMALIZERS = {"vpc": normalize_vpc, "words": normalize_words, "none": normalize_none}
+NORMALIZERS = {"vpc": normalize_vpc, "spoken": normalize_spoken, "none": normalize_none}
 """Normalisations selectable by name in :func:`voxanon.metrics.wer`."""

@@ -53,8 +53,8 @@ from voxanon.pipelines.profiles import PROFILES, Profile  # noqa: F401  (re-expo
 from voxanon.pipelines.results import (ORIGINAL, SCHEMA_VERSION, BenchmarkResults, DataInfo, Primary, RunInfo,
                                        SystemRecord, rank, summary_rows)
 
-#: Whisper punctuates; the VPC's CTC recogniser does not (see voxanon.metrics.text.normalize_words)
-WER_NORMALIZATION = "words"
+#: Whisper punctuates and writes digits; the VPC's CTC recogniser does not (see voxanon.metrics.text.normalize_spoken)
+WER_NORMALIZATION = "spoken"
 
 
 @dataclass(frozen=True)
