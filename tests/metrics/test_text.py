@@ -17,6 +17,7 @@ def test_spoken_normalisation_removes_all_punctuation_but_apostrophes():
     ("on the 3rd floor, her 21st", "ON THE THIRD FLOOR HER TWENTY FIRST"),
     ("The 8.15 train; at 7:05; by 9:00", "THE EIGHT FIFTEEN TRAIN AT SEVEN OH FIVE BY NINE"),
     ("£12 for adults, £2.50 each, $1", "TWELVE POUNDS FOR ADULTS TWO POUNDS FIFTY EACH ONE DOLLAR"),
+    ("£1.50 or $1.5", "ONE POUND FIFTY OR ONE POINT FIVE DOLLARS"),
     ("2.5 kg, 5% and 0.25", "TWO POINT FIVE KG FIVE PERCENT AND ZERO POINT TWO FIVE"),
     ("in 1990, the 1990s, 1500 men, 2005", "IN NINETEEN NINETY THE NINETEEN NINETIES FIFTEEN HUNDRED MEN "
                                             "TWO THOUSAND AND FIVE"),

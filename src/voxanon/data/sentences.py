@@ -66,7 +66,8 @@ def _spell(m: re.Match) -> str:
         words = words[:-1] + "ies" if words.endswith("y") else words + "s"
     if m["cur"]:
         one, many = _CURRENCIES[m["cur"]]
-        words += f" {one if whole == 1 and frac is None else many}" + (f" {number_words(int(frac))}" if paired else "")
+        words += f" {one if whole == 1 and (frac is None or paired) else many}" + (
+            f" {number_words(int(frac))}" if paired else "")
     if m["pct"]:
         words += " percent"
     return f" {words} "
