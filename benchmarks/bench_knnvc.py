@@ -118,6 +118,7 @@ def layers(target: str, n_sentences: int) -> None:
 
 def compare(seeds: int) -> None:
     from voxanon.metrics.wer import wer
+    from voxanon.pipelines.benchmark import WER_NORMALIZATION
     from voxanon.models.asr import load_asr
     from voxanon.models.speaker import load_encoder
 
@@ -130,7 +131,7 @@ def compare(seeds: int) -> None:
             (f"knnvc n_targets={n}", [KnnVc(threads=1, n_targets=n).anonymize(w, 16000, utterance_rng(seed, u))[0]
                                       for seed in range(seeds) for u, w in zip(refs, srcs)]) for n in (1, 2)]:
         words = list(refs.values()) * (len(wavs) // len(srcs))
-        wers = {spec: wer(words, asr.transcribe(wavs, 16000), "spoken").wer for spec, asr in asrs.items()}
+        wers = {spec: wer(words, asr.transcribe(wavs, 16000), WER_NORMALIZATION).wer for spec, asr in asrs.items()}
         cos = np.sum(unit(enc.embed(wavs, 16000)) * np.tile(src_emb, (len(wavs) // len(srcs), 1)), 1)
         print(f"{label:18s} n={len(wavs)} WER whisper-tiny {wers['whisper-tiny']:5.1f} pocketsphinx "
               f"{wers['pocketsphinx']:5.1f}  GE2E cos to source {cos.mean():.3f}", flush=True)

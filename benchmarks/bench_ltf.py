@@ -29,6 +29,7 @@ import numpy as np
 
 from bench_acoustic import add_test_set_args, load_set, unit  # noqa: E402 - same folder: held-out speech
 from voxanon.metrics.wer import wer
+from voxanon.pipelines.benchmark import WER_NORMALIZATION
 from voxanon.models.asr import load_asr
 from voxanon.models.speaker import load_encoder
 
@@ -84,9 +85,9 @@ def main() -> None:
                                          "rtf": round((time.monotonic() - t0) / audio, 3)}}
         for asr_name, asr in asrs.items():
             table["original"][f"wer_{asr_name}"] = round(wer(refs, [asr.transcribe([r["wav"]], r["sr"])[0]
-                                                                    for r in rows], "spoken").wer, 1)
+                                                                    for r in rows], WER_NORMALIZATION).wer, 1)
             hyps = [asr.transcribe([y], r["sr"])[0] for y, r in zip(outs, rows)]
-            table["ltf"][f"wer_{asr_name}"] = round(wer(refs, hyps, "spoken").wer, 1)
+            table["ltf"][f"wer_{asr_name}"] = round(wer(refs, hyps, WER_NORMALIZATION).wer, 1)
             if asr_name == "whisper":
                 table["ltf"]["examples"] = [f"{refs[i]} -> {hyps[i]}" for i in range(min(3, len(rows)))]
         results[name] = {"utterances": len(rows), **table}

@@ -85,6 +85,7 @@ def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.nd
     its paired-bootstrap 95 % interval (over utterances)."""
     from voxanon.metrics import wer_ratio_ci
     from voxanon.metrics.wer import wer
+    from voxanon.pipelines.benchmark import WER_NORMALIZATION
 
     data = read_data_dir(data_dir)
     utts = sorted(data.wav_scp)
@@ -94,12 +95,12 @@ def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.nd
     row, results = {}, {}
     for name, asr in asrs.items():
         hyps = asr.transcribe(wavs, 16000)
-        results[name] = wer(dict(zip(utts, refs)), dict(zip(utts, hyps)), "spoken")
+        results[name] = wer(dict(zip(utts, refs)), dict(zip(utts, hyps)), WER_NORMALIZATION)
         row[f"wer_{name}"] = round(results[name].wer, 2)
         if original is not None:
             ci = wer_ratio_ci(results[name], original[name])
             row[f"ratio_{name}"] = [round(v, 2) for v in (ci.estimate, ci.low, ci.high)]
-        row[f"wer16k_{name}"] = round(wer([refs[i] for i in wide], [hyps[i] for i in wide], "spoken").wer, 2)
+        row[f"wer16k_{name}"] = round(wer([refs[i] for i in wide], [hyps[i] for i in wide], WER_NORMALIZATION).wer, 2)
     emb = ge2e.embed(wavs, 16000)
     row["cosine_to_source"] = round(float(leave_one_out_cosine(emb, ref_emb, [data.utt2spk[u] for u in utts]).mean()), 3)
     return row, results

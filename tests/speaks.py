@@ -14,6 +14,7 @@ def words_and_voice(anon) -> tuple[float, float, list[str]]:
     """Whisper tiny.en WER (%) of ``anon``'s outputs, GE2E cosine of their mean embedding to the sources' and
     the transcripts; checks each output's rate, length and level on the way."""
     from voxanon.metrics.wer import wer
+    from voxanon.pipelines.benchmark import WER_NORMALIZATION
     from voxanon.models.asr import load_asr
     from voxanon.models.speaker import load_encoder
 
@@ -25,4 +26,4 @@ def words_and_voice(anon) -> tuple[float, float, list[str]]:
     hyps = load_asr("whisper-tiny").transcribe([y for y, _ in outs], 16000)
     src, anonymized = (load_encoder("ge2e").embed(x, 16000).mean(0) for x in (wavs, [y for y, _ in outs]))
     cos = float(src @ anonymized / np.linalg.norm(src) / np.linalg.norm(anonymized))
-    return wer([texts[c.stem] for c in CLIPS], hyps, "spoken").wer, cos, hyps
+    return wer([texts[c.stem] for c in CLIPS], hyps, WER_NORMALIZATION).wer, cos, hyps
