@@ -7,7 +7,11 @@ speech of a third speaker, drawn with a fixed seed); see
 (``voxanon anonymize --method M --jobs J``) as a user runs it; ``--twice``
 runs it again into a second folder, so a method that builds a cache on first
 use shows both its first and its cached RTF (wall time of the command over
-the seconds of audio).
+the seconds of audio). ``--seeds`` runs each method once per seed (``voxanon
+anonymize --seed``) and adds a row of their mean: on speech the original
+transcribes almost perfectly, one draw of a random method's targets can move
+its WER ratio by 0.2-0.4 (BENCHMARKS.md, issue 30), so its ratio interval is then
+taken over the mean errors of each utterance across seeds.
 
 Reported per method: WER % of Whisper tiny.en and of pocketsphinx (spoken
 normalisation: numbers spelt out) on all utterances and on the 16 kHz part alone (pocketsphinx's
@@ -20,7 +24,7 @@ same leave-one-out cosine: how much a speaker's own utterances agree).
 Usage::
 
     VOXANON_CACHE=... python benchmarks/bench_real_speech.py OUT --methods knnvc b5 b6 embedding [--twice]
-        [--param knnvc:k=4] [--prompts 60] [--jobs 1]
+        [--param knnvc:k=4] [--prompts 60] [--jobs 1] [--seeds 0 1 2]
 """
 
 from __future__ import annotations
@@ -55,10 +59,11 @@ def build_set(out: Path, prompts: int, seed: int = 0) -> Path:
     return data_dir
 
 
-def anonymize(method: str, params: list[str], data_dir: Path, out: Path, jobs: int) -> float:
+def anonymize(method: str, params: list[str], data_dir: Path, out: Path, jobs: int, seed: int = 0) -> float:
     """Wall seconds of one whole-CLI run into a fresh ``out``."""
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [sys.executable, "-m", "voxanon", "anonymize", "--method", method, "--jobs", str(jobs), "--quiet"]
+    cmd = [sys.executable, "-m", "voxanon", "anonymize", "--method", method, "--jobs", str(jobs), "--quiet",
+           "--seed", str(seed)]
     for p in params:
         cmd += ["--param", p]
     start = time.monotonic()
@@ -106,6 +111,19 @@ def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.nd
     return row, results
 
 
+def seed_mean(rows: list[dict], results: list[dict], original: dict) -> dict:
+    """One method's row over several seeds: mean WERs and cosine, and each recogniser's ratio to the
+    original over the utterances' mean errors across the seeds."""
+    from voxanon.metrics import wer_ratio_ci
+
+    row = {key: round(float(np.mean([r[key] for r in rows])), 3 if key == "cosine_to_source" else 2)
+           for key in rows[0] if key.startswith(("wer", "cosine"))}
+    for name in original:
+        ci = wer_ratio_ci([r[name] for r in results], original[name])
+        row[f"ratio_{name}"] = [round(v, 2) for v in (ci.estimate, ci.low, ci.high)]
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
@@ -114,6 +132,8 @@ def main() -> None:
     ap.add_argument("--prompts", type=int, default=60)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--twice", action="store_true", help="run each method twice (first run, then cached)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="anonymization seeds (more than one: "
+                                                                       "a row per seed and a row of their mean)")
     args = ap.parse_args()
 
     from voxanon.models.asr import load_asr
@@ -134,11 +154,20 @@ def main() -> None:
     for method in args.methods:
         params = [p.split(":", 1)[1] for p in args.param if p.split(":", 1)[0] == method]
         label = method + "".join(f" {p}" for p in params)
-        outs = [args.out / "anon" / f"{label}-{i}".replace(" ", "_") for i in range(2 if args.twice else 1)]
-        runs = [anonymize(method, params, data_dir, out, args.jobs) for out in outs]
-        rows[label], _ = score(data_dir, outs[-1], asrs, ge2e, ref_emb, original)
-        rows[label]["rtf"] = [round(r / seconds, 3) for r in runs]
-        print(label, json.dumps(rows[label]), flush=True)
+        per_seed = {}
+        for seed in args.seeds:
+            name = label if len(args.seeds) == 1 else f"{label} seed={seed}"
+            tag = f"{label}-" + ("" if seed == 0 else f"seed{seed}-")
+            twice = args.twice and seed == args.seeds[0]
+            outs = [args.out / "anon" / f"{tag}{i}".replace(" ", "_") for i in range(2 if twice else 1)]
+            runs = [anonymize(method, params, data_dir, out, args.jobs, seed) for out in outs]
+            rows[name], per_seed[seed] = score(data_dir, outs[-1], asrs, ge2e, ref_emb, original)
+            rows[name]["rtf"] = [round(r / seconds, 3) for r in runs]
+            print(name, json.dumps(rows[name]), flush=True)
+        if len(args.seeds) > 1:
+            name = f"{label}, mean of {len(args.seeds)} seeds"
+            rows[name] = seed_mean([rows[f"{label} seed={s}"] for s in args.seeds], list(per_seed.values()), original)
+            print(name, json.dumps(rows[name]), flush=True)
     (args.out / "results.json").write_text(json.dumps({"utterances": len(data.wav_scp), "seconds": round(seconds, 1),
                                                        "words": words, "rows": rows}, indent=1))
     print("\n| method | Whisper WER % (16 kHz part) | x original [95 % CI] | pocketsphinx WER % (16 kHz part) "

@@ -85,9 +85,25 @@ def test_wer_ratio_ci_resamples_the_same_utterances_for_both():
     assert ci.estimate == pytest.approx(system.wer / original.wer) and ci.low <= ci.estimate <= ci.high
 
 
+def test_wer_ratio_ci_of_several_runs_averages_each_utterances_errors():
+    refs = ["a b c", "a b", "a", "a b c d", "b c", "c d e"]
+    original = wer(refs, ["a b c", "a", "b", "a b c", "b c", "c e"])
+    runs = [wer(refs, ["a b", "x y", "b", "a c d e", "b", "c d e"]), wer(refs, ["a b c", "a b", "x", "a", "b c", "c"])]
+    pooled = wer_ratio_ci(runs, original, n_boot=80, seed=4)
+    mean_errors = np.mean([[u.errors for u in r.utterances] for r in runs], axis=0)
+    ref_err = np.array([u.errors for u in original.utterances])
+    draws = np.random.default_rng(4).integers(0, 6, size=(80, 6))
+    replicates = [mean_errors[row].sum() / ref_err[row].sum() for row in draws if ref_err[row].sum()]
+    np.testing.assert_allclose([pooled.low, pooled.high], _percentiles(replicates))
+    assert pooled.estimate == pytest.approx(np.mean([r.wer for r in runs]) / original.wer)
+    assert wer_ratio_ci(runs[:1], original, n_boot=80) == wer_ratio_ci(runs[0], original, n_boot=80)
+
+
 def test_wer_ratio_ci_refuses_results_of_different_utterances():
     with pytest.raises(ValueError, match="same utterances"):
         wer_ratio_ci(wer(["a b", "c"], ["a b", "c"]), wer(["a b"], ["a"]))
+    with pytest.raises(ValueError, match="same utterances"):
+        wer_ratio_ci([wer(["a b"], ["a"]), wer(["a b", "c"], ["a b", "c"])], wer(["a b"], ["a"]))
 
 
 def test_uar_ci_matches_explicit_resampling():

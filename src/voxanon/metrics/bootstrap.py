@@ -6,7 +6,7 @@ weighted sum over units (matrix products for WER and UAR, weighted tie-group
 counts for the EER) and the data are sorted only once.
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,7 +110,7 @@ def wer_ci(result: WERResult, n_boot: int = 1000, seed: int = 0, alpha: float = 
     return _interval(result.wer, np.concatenate(chunks), alpha, n_boot)
 
 
-def wer_ratio_ci(result: WERResult, reference: WERResult, n_boot: int = 1000, seed: int = 0,
+def wer_ratio_ci(result: WERResult | Sequence[WERResult], reference: WERResult, n_boot: int = 1000, seed: int = 0,
                  alpha: float = 0.05) -> ConfidenceInterval:
     """Paired bootstrap interval of ``result``'s WER over ``reference``'s on the same utterances.
 
@@ -119,12 +119,16 @@ def wer_ratio_ci(result: WERResult, reference: WERResult, n_boot: int = 1000, se
     once for both, so what the two share (hard utterances) cancels, and the
     interval says whether a bar such as "at most 1.5x the original's WER" is
     met beyond the noise of the utterance sample. Replicates in which the
-    reference made no error are skipped.
+    reference made no error are skipped. ``result`` may be several runs of one
+    system (e.g. seeds) on those utterances: each utterance's errors are then
+    their mean over the runs, so the ratio is the system's expected one, not
+    one run's draw.
     """
-    ids = [u.utt_id for u in result.utterances]
-    if ids != [u.utt_id for u in reference.utterances]:
-        raise ValueError("the two WER results must score the same utterances in the same order")
-    errors = np.array([u.errors for u in result.utterances], dtype=np.float64)
+    runs = [result] if isinstance(result, WERResult) else list(result)
+    ids = [u.utt_id for u in reference.utterances]
+    if not runs or any([u.utt_id for u in run.utterances] != ids for run in runs):
+        raise ValueError("the WER results must score the same utterances in the same order")
+    errors = np.mean([[u.errors for u in run.utterances] for run in runs], axis=0, dtype=np.float64)
     ref_errors = np.array([u.errors for u in reference.utterances], dtype=np.float64)
     chunks = []
     for counts in _resample_counts(errors.size, n_boot, np.random.default_rng(seed)):
