@@ -48,7 +48,7 @@ def test_net_shapes_and_fp16_file_round_trip(tmp_path):
     assert all(v.dtype == torch.float16 for v in torch.load(tmp_path / "m.pt")["state"].values())
     again = loaded.net(content, pitch, emb).detach()
     assert float((again - out).abs().max()) < 0.05 * float(out.abs().max())
-    assert float((loaded.net(content, pitch, -emb) - again).abs().mean()) > 1e-3   # the embedding matters
+    assert float((loaded.net(content, pitch, -emb).detach() - again).abs().mean()) > 1e-3   # the embedding matters
 
 
 def test_bad_model_files_are_named(tmp_path):
