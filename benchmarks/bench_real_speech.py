@@ -17,8 +17,9 @@ Reported per method: WER % of Whisper tiny.en and of pocketsphinx (spoken
 normalisation: numbers spelt out) on all utterances and on the 16 kHz part alone (pocketsphinx's
 models are wideband: on the telephone prompts it fails on the original
 too), each WER's ratio to the original's with a paired-bootstrap 95 %
-interval over utterances (``ratio_*`` in results.json), and the GE2E cosine of each output to its speaker's mean original
-embedding over the speaker's *other* utterances (the original's row is the
+interval over utterances (``ratio_*`` in results.json), and the GE2E cosine
+of each output to its speaker's mean original embedding over the speaker's
+*other* utterances (the original's row is the
 same leave-one-out cosine: how much a speaker's own utterances agree).
 
 Usage::
@@ -105,7 +106,8 @@ def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.nd
         if original is not None:
             ci = wer_ratio_ci(results[name], original[name])
             row[f"ratio_{name}"] = [round(v, 2) for v in (ci.estimate, ci.low, ci.high)]
-        row[f"wer16k_{name}"] = round(wer([refs[i] for i in wide], [hyps[i] for i in wide], WER_NORMALIZATION).wer, 2)
+        wide_wer = wer([refs[i] for i in wide], [hyps[i] for i in wide], WER_NORMALIZATION)
+        row[f"wer16k_{name}"] = round(wide_wer.wer, 2)
     emb = ge2e.embed(wavs, 16000)
     row["cosine_to_source"] = round(float(leave_one_out_cosine(emb, ref_emb, [data.utt2spk[u] for u in utts]).mean()), 3)
     return row, results
@@ -154,19 +156,21 @@ def main() -> None:
     for method in args.methods:
         params = [p.split(":", 1)[1] for p in args.param if p.split(":", 1)[0] == method]
         label = method + "".join(f" {p}" for p in params)
-        per_seed = {}
+        seed_rows, seed_results = [], []
         for seed in args.seeds:
             name = label if len(args.seeds) == 1 else f"{label} seed={seed}"
             tag = f"{label}-" + ("" if seed == 0 else f"seed{seed}-")
             twice = args.twice and seed == args.seeds[0]
             outs = [args.out / "anon" / f"{tag}{i}".replace(" ", "_") for i in range(2 if twice else 1)]
             runs = [anonymize(method, params, data_dir, out, args.jobs, seed) for out in outs]
-            rows[name], per_seed[seed] = score(data_dir, outs[-1], asrs, ge2e, ref_emb, original)
+            rows[name], result = score(data_dir, outs[-1], asrs, ge2e, ref_emb, original)
             rows[name]["rtf"] = [round(r / seconds, 3) for r in runs]
+            seed_rows.append(rows[name])
+            seed_results.append(result)
             print(name, json.dumps(rows[name]), flush=True)
         if len(args.seeds) > 1:
             name = f"{label}, mean of {len(args.seeds)} seeds"
-            rows[name] = seed_mean([rows[f"{label} seed={s}"] for s in args.seeds], list(per_seed.values()), original)
+            rows[name] = seed_mean(seed_rows, seed_results, original)
             print(name, json.dumps(rows[name]), flush=True)
     (args.out / "results.json").write_text(json.dumps({"utterances": len(data.wav_scp), "seconds": round(seconds, 1),
                                                        "words": words, "rows": rows}, indent=1))

@@ -19,8 +19,8 @@ where ``s_t`` is the mean top-k similarity of target ``t`` at that frame: each
 frame comes mostly from the target that matches it best, so the pseudo-voice is
 none of the targets and the content is better matched than by any one of them
 (on real speech the blend of the two default targets kept more words than one
-drawn target: 1.80x against 1.92x the original's WER over three seeds, BENCHMARKS.md). ``n_targets=1`` is the
-paper's kNN-VC: one target per utterance. Matching sets are built once per
+drawn target: 1.80x against 1.92x the original's WER over three seeds,
+BENCHMARKS.md). ``n_targets=1`` is the paper's kNN-VC: one target per utterance. Matching sets are built once per
 (target, encoder, vocoder) and cached on disk (:mod:`.knnvc_targets`). Top-k
 search runs over blocks of source and target frames, so memory stays bounded
 (``query_block * key_block`` similarities) however long the input or large the
