@@ -17,8 +17,8 @@ import time
 
 from voxanon.data.sentences import load_sentences, load_topic_sentences
 from voxanon.evaluation.content_privacy import REFERENCE, evaluate_content_privacy, reference_transcripts
-from voxanon.pipelines.synth.build import _speakers
-from voxanon.pipelines.synth.sets import SIZES, data_dirs, plan_corpus
+from voxanon.jobs.corpus.build import _speakers
+from voxanon.jobs.corpus.sets import SIZES, data_dirs, plan_corpus
 
 
 def oracle_c_eer(engine: str, size: str, topics: bool, seed: int) -> dict[str, float]:

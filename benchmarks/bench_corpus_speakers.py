@@ -14,7 +14,7 @@ speech:
 - the VPC-protocol OO EER per set and gender over the trials whose audio
   exists (enrollment = mean of the speaker's enrollment utterances, every
   enrolled speaker x every trial utterance of the gender);
-- :func:`voxanon.pipelines.corpus_check.reachability`: each dev/test
+- :func:`voxanon.jobs.corpus.check.reachability`: each dev/test
   utterance's cosine to its own speaker, to the nearest training speaker and
   to the nearest other dev/test speaker.
 
@@ -31,13 +31,13 @@ from pathlib import Path
 import numpy as np
 
 from voxanon.audio.io import load_audio
-from voxanon.pipelines.synth.kokoro_speakers import assign_speakers
+from voxanon.jobs.corpus.kokoro_speakers import assign_speakers
 from voxanon.data.sentences import load_sentences
-from voxanon.pipelines.synth.sets import SAMPLE_RATE, SizeSpec, plan_corpus, speaker_needs
+from voxanon.jobs.corpus.sets import SAMPLE_RATE, SizeSpec, plan_corpus, speaker_needs
 from voxanon.metrics import compute_eer
 from voxanon.models.speaker import load_encoder
 from voxanon.models.tts.kokoro import available_voices
-from voxanon.pipelines.corpus_check import reachability
+from voxanon.jobs.corpus.check import reachability
 
 
 def _plan(root: Path):

@@ -118,7 +118,7 @@ def layers(target: str, n_sentences: int) -> None:
 
 def compare(seeds: int) -> None:
     from voxanon.metrics.wer import wer
-    from voxanon.pipelines.benchmark import WER_NORMALIZATION
+    from voxanon.jobs.benchmark.run import WER_NORMALIZATION
     from voxanon.models.asr import load_asr
     from voxanon.models.speaker import load_encoder
 

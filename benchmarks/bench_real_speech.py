@@ -91,7 +91,7 @@ def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.nd
     its paired-bootstrap 95 % interval (over utterances)."""
     from voxanon.metrics import wer_ratio_ci
     from voxanon.metrics.wer import wer
-    from voxanon.pipelines.benchmark import WER_NORMALIZATION
+    from voxanon.jobs.benchmark.run import WER_NORMALIZATION
 
     data = read_data_dir(data_dir)
     utts = sorted(data.wav_scp)

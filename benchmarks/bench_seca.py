@@ -47,7 +47,7 @@ from voxanon.evaluation.quality import dnsmos
 from voxanon.metrics import wer
 from voxanon.models.asr import load_asr
 from voxanon.models.ner import load_ner
-from voxanon.pipelines.anonymize import anonymize_corpus
+from voxanon.jobs.runner.anonymize import anonymize_corpus
 
 WINDOW = 0.5
 #: seconds either side of an edit's edge between which the spectral jump is measured (spans the cross-fade)

@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ToyGain, make_data_dir
+from tests.helpers.audio import make_data_dir
+from tests.helpers.toys import ToyGain
 from voxanon import heap
 from voxanon.anonymizers import base
 from voxanon.anonymizers.base import Chunking
-from voxanon.pipelines import worker
-from voxanon.pipelines.anonymize import anonymize_corpus
+from voxanon.jobs.runner import worker
+from voxanon.jobs.runner.anonymize import anonymize_corpus
 
 #: in a fresh process: free 16 MB (glibc raises its mmap threshold), then 60 x 4 MB from the heap, freed
 #: between small blocks that stay; RSS in MB before and after release_free_memory
@@ -51,5 +52,5 @@ def test_every_chunk_and_every_utterance_releases(tmp_path: Path, monkeypatch: p
     summary = anonymize_corpus(make_data_dir(tmp_path / "c", utts_per_speaker=1), tmp_path / "o", ChunkedToy(),
                                jobs=1, quiet=True)
     assert summary.done == 3 and calls.count("utterance") == 3
-    chunks = len(ChunkedToy.chunking.bounds(np.zeros(4800, np.float32), 16000)) - 1  # conftest: 0.3 s at 16 kHz
+    chunks = len(ChunkedToy.chunking.bounds(np.zeros(4800, np.float32), 16000)) - 1  # make_data_dir: 0.3 s at 16 kHz
     assert chunks > 1 and calls.count("chunk") == 3 * chunks

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxanon.presentation.table import cell, format_table
+from voxanon.table import cell, format_table
 
 
 def test_columns_are_padded_and_aligned():

@@ -2,10 +2,9 @@ import numpy as np
 import pytest
 from hypothesis import given
 
+from tests.helpers.metrics_reference import pooled_pav_llrs
+from tests.helpers.score_strategies import score_pairs
 from voxanon.metrics import cllr, logistic_calibrate, min_cllr, pav_calibrate
-
-from .reference import pooled_pav_llrs
-from .strategies import score_pairs
 
 
 def test_cllr_hand_computed():

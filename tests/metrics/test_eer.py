@@ -2,10 +2,9 @@ import numpy as np
 import pytest
 from hypothesis import given
 
+from tests.helpers.metrics_reference import speechbrain_eer
+from tests.helpers.score_strategies import score_pairs
 from voxanon.metrics import compute_eer
-
-from .reference import speechbrain_eer
-from .strategies import score_pairs
 
 
 def test_hand_computed_case():

@@ -3,9 +3,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.helpers.score_strategies import score_pairs
 from voxanon.metrics import linkability
-
-from .strategies import score_pairs
 
 
 def test_hand_computed_two_bins():

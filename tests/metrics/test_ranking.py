@@ -1,8 +1,8 @@
 import csv
-from pathlib import Path
 
 import pytest
 
+from tests.helpers.audio import FIXTURES
 from voxanon.metrics import (
     SystemResult,
     gender_fairness,
@@ -17,7 +17,7 @@ from voxanon.metrics.ranking import PRIVACY_VS_UAR, PRIVACY_VS_WER, UAR_VS_WER
 
 @pytest.fixture(scope="module")
 def table() -> dict[str, SystemResult]:
-    path = Path(__file__).with_name("vpc2024_test_results.csv")
+    path = FIXTURES / "vpc2024_test_results.csv"
     with path.open() as handle:
         rows = csv.DictReader(line for line in handle if not line.startswith("#"))
         results = [

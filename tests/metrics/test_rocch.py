@@ -2,10 +2,9 @@ import numpy as np
 import pytest
 from hypothesis import given
 
+from tests.helpers.metrics_reference import bosaris_rocch2eer
+from tests.helpers.score_strategies import score_pairs
 from voxanon.metrics import rocch, rocch_eer
-
-from .reference import bosaris_rocch2eer
-from .strategies import score_pairs
 
 
 def test_hand_computed_hull_and_eer():

@@ -1,10 +1,10 @@
-"""``voxanon`` command line: thin argparse front end over the pipelines.
+"""``voxanon`` command line: thin argparse front end over the jobs.
 
 Each command family lives in its own module ``voxanon.cli.<name>`` exposing
 ``register(commands)``; the module is listed in :data:`COMMAND_MODULES`.
 
 Start-up stays fast (``voxanon --help`` and ``--version`` import no numpy,
-scipy, matplotlib or torch): command modules import their pipelines inside
+scipy, matplotlib or torch): command modules import their jobs inside
 their handlers, and a command whose options need constants from a heavy module
 adds those options with :meth:`CommandParser.defer`, which runs only when that
 command is parsed or its help is shown.

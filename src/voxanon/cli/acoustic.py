@@ -10,7 +10,7 @@ import sys
 
 
 def _settings(args: argparse.Namespace):
-    from voxanon.pipelines.train_acoustic import TrainSettings
+    from voxanon.training.acoustic import TrainSettings
 
     return TrainSettings(minutes=None if args.epochs is not None else args.minutes, epochs=args.epochs,
                          seed=args.seed, batch_size=args.batch_size, segment_frames=args.segment,
@@ -54,21 +54,21 @@ def _common(args: argparse.Namespace, cfg) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from voxanon.pipelines.train_acoustic import train_acoustic
+    from voxanon.training.acoustic import train_acoustic
 
     return _report(args, train_acoustic(args.data_dirs, args.out, valid_dir=args.valid,
                                         **_common(args, _conv_config(args))))
 
 
 def run_asrbn(args: argparse.Namespace) -> int:
-    from voxanon.pipelines.train_asrbn import train_asrbn
+    from voxanon.training.asrbn import train_asrbn
 
     return _report(args, train_asrbn(args.data_dirs, args.out, codebook_size=args.codebook,
                                      **_common(args, _conv_config(args))))
 
 
 def run_f3va(args: argparse.Namespace) -> int:
-    from voxanon.pipelines.train_acoustic import train_acoustic
+    from voxanon.training.acoustic import train_acoustic
 
     return _report(args, train_acoustic(args.data_dirs, args.out, valid_dir=args.valid, prior=args.prior or None,
                                         **_common(args, _dit_config(args))))

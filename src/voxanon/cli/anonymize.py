@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from voxanon.errors import EXIT_OK, EXIT_PARTIAL, ConfigError
-from voxanon.pipelines.runstate import FAILURES_FILE, LEVELS, RUN_FILE, WARNINGS_FILE
+from voxanon.jobs.runner.runstate import FAILURES_FILE, LEVELS, RUN_FILE, WARNINGS_FILE
 
 DESCRIPTION = f"""\
 Anonymize every utterance of INPUT, a Kaldi data directory (has wav.scp) or a
@@ -62,7 +62,7 @@ def _params(args: argparse.Namespace) -> dict:
 def _backend(args: argparse.Namespace):
     """The Ray backend when asked for (None: local); its options are errors with the local one."""
     if args.backend == "ray":
-        from voxanon.pipelines.ray_backend import RayBackend
+        from voxanon.jobs.runner.ray_backend import RayBackend
 
         return RayBackend(address=args.address, batch_size=args.batch_size, num_gpus=args.gpus_per_worker)
     given = [name for name in ("address", "batch_size", "gpus_per_worker") if getattr(args, name) is not None]
@@ -73,7 +73,7 @@ def _backend(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     from voxanon.anonymizers.registry import build
-    from voxanon.pipelines.anonymize import anonymize_corpus, output_dir_for, summary_line
+    from voxanon.jobs.runner.anonymize import anonymize_corpus, output_dir_for, summary_line
 
     backend = _backend(args)
     try:
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
                                force=args.force, quiet=args.quiet, backend=backend, limiter=not args.no_limiter)
     if not args.quiet:
         if backend is not None and backend.stats:
-            from voxanon.pipelines.ray_backend import worker_table
+            from voxanon.jobs.runner.ray_backend import worker_table
 
             print(worker_table(backend.stats, summary.wall_seconds), file=sys.stderr)
         print(summary_line(summary), file=sys.stderr)

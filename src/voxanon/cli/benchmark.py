@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 
 from voxanon.errors import EXIT_OK, EXIT_PARTIAL, ConfigError
-from voxanon.pipelines.profiles import PROFILES
+from voxanon.jobs.benchmark.profiles import PROFILES
 
 
 def category(cat: int | None) -> str:
@@ -16,9 +16,9 @@ def category(cat: int | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from voxanon.pipelines.benchmark import Benchmark, default_systems, parse_system
-    from voxanon.pipelines.results import check_asrs, summary_rows
-    from voxanon.presentation.table import format_table
+    from voxanon.jobs.benchmark.run import Benchmark, default_systems, parse_system
+    from voxanon.jobs.benchmark.records import check_asrs, summary_rows
+    from voxanon.table import format_table
 
     profile = PROFILES["quick" if args.quick else args.profile]
     added = tuple(e for e in args.add_evaluators or () if e not in profile.extra_evaluators)

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from voxanon.evaluation.results import to_dict
     from voxanon.evaluation.ser import is_synthetic
     from voxanon.models.asr.ctc import recipe
-    from voxanon.pipelines.train_acoustic import resolve_device
+    from voxanon.training.acoustic import resolve_device
 
     if args.threads > 0:
         torch.set_num_threads(args.threads)

@@ -10,7 +10,7 @@ import sys
 def run(args: argparse.Namespace) -> int:
     from voxanon.errors import EXIT_PARTIAL
     from voxanon.models.ltf.model import LtfConfig
-    from voxanon.pipelines.train_ltf import LtfSettings, train_ltf
+    from voxanon.training.ltf import LtfSettings, train_ltf
 
     settings = LtfSettings(minutes=None if args.epochs is not None else args.minutes, epochs=args.epochs,
                            seed=args.seed, batch_size=args.batch_size, segment=args.segment, lr=args.lr,

@@ -26,7 +26,7 @@ installed), as ratios to the 1-job run.
 
 
 def run(args: argparse.Namespace) -> int:
-    from voxanon.pipelines.perf import DEFAULT_DURATIONS, MEMORY_DURATIONS, default_targets, format_table, run_perf
+    from voxanon.jobs.perf import DEFAULT_DURATIONS, MEMORY_DURATIONS, default_targets, format_table, run_perf
 
     quick = args.quick
     durations = args.durations or ([1.0, 2.0] if quick else list(MEMORY_DURATIONS if args.memory else DEFAULT_DURATIONS))
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _add_durations(p: argparse.ArgumentParser) -> None:
-    from voxanon.pipelines.perf import DEFAULT_DURATIONS
+    from voxanon.jobs.perf import DEFAULT_DURATIONS
 
     p.add_argument("--durations", type=float, nargs="+", metavar="S", help="input durations in seconds "
                    f"(default {' '.join(f'{d:g}' for d in DEFAULT_DURATIONS)})")

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from voxanon.data.kaldi import DataError, read_data_dir
-from voxanon.errors import VoxanonError
+from voxanon.errors import ConfigError, VoxanonError
 from voxanon.ranges import Range
 
 _ERRORS = (ValueError, OSError)
@@ -43,7 +43,7 @@ def format_privacy_table(results: dict) -> str:
     attacker overstated privacy.
     """
     from voxanon.evaluation.scenarios import SCENARIOS, overstatement, strongest_attacker
-    from voxanon.presentation.table import cell, format_table
+    from voxanon.table import cell, format_table
 
     attacks = {n: r.eer_mean for n, r in results.items() if n not in SCENARIOS or SCENARIOS[n].needs_anonymized}
     best = strongest_attacker(attacks) if len(attacks) > 1 else None
@@ -115,8 +115,7 @@ def run_train(args: argparse.Namespace) -> int:
         overrides["step_size"] = None
     cfg = replace(cfg, model=model, seed=args.seed, **overrides)
     if bool(args.dev_enroll) != bool(args.dev_trials):
-        print("error: --dev-enroll and --dev-trials go together", file=sys.stderr)
-        return 2
+        raise ConfigError("--dev-enroll and --dev-trials go together: give both or neither")
     try:
         dev = (as_data_dir(args.dev_enroll), [as_data_dir(t) for t in args.dev_trials]) if args.dev_enroll else None
         summary = train_attacker(read_data_dir(args.data_dir), args.out_dir, cfg, dev=dev,

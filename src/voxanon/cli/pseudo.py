@@ -11,7 +11,7 @@ DEFAULT_EPOCHS = 200
 
 
 def run_pool(args: argparse.Namespace) -> int:
-    from voxanon.pipelines.speaker_pool import build_speaker_pool
+    from voxanon.jobs.speaker_pool import build_speaker_pool
 
     pool = build_speaker_pool(args.data_dirs, encoder=args.encoder, level=args.level, max_utts=args.max_utts,
                               device=args.device,

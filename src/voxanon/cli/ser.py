@@ -10,12 +10,12 @@ from voxanon.errors import EXIT_OK, EXIT_PARTIAL
 
 
 def run_prepare(args: argparse.Namespace) -> int:
-    from voxanon.data import names
+    from voxanon.data import layout
     from voxanon.data.iemocap import prepare_iemocap
 
     report = prepare_iemocap(args.root, args.out, dev_gender=args.dev_gender)
     print(report.summary())
-    print(f"data directories: {args.out}/{names.IEMOCAP_ALL}, {names.IEMOCAP_DEV}, {names.IEMOCAP_TEST}")
+    print(f"data directories: {args.out}/{layout.IEMOCAP_ALL}, {layout.IEMOCAP_DEV}, {layout.IEMOCAP_TEST}")
     return 0
 
 

@@ -7,7 +7,7 @@ import json
 
 
 def run(args: argparse.Namespace) -> int:
-    from voxanon.pipelines.synth.build import build_corpus
+    from voxanon.jobs.corpus.build import build_corpus
 
     size = args.size or ("default" if args.engine == "kokoro" else "small")
     desc = build_corpus(args.out, size=size, seed=args.seed, jobs=args.jobs, quiet=args.quiet,
@@ -19,14 +19,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name}: speakers f/m {stats['speakers']['f']}/{stats['speakers']['m']}, "
                   f"utterances {sum(stats['utterances'].values())}, {stats['hours'] * 60:.1f} min{extra}")
     if args.check:
-        from voxanon.pipelines.corpus_check import check_separability
+        from voxanon.jobs.corpus.check import check_separability
 
         print(json.dumps(check_separability(args.out, encoder=args.encoder, quiet=args.quiet), indent=1))
     return 0
 
 
 def run_pii(args: argparse.Namespace) -> int:
-    from voxanon.pipelines.synth.pii import build_pii_set
+    from voxanon.jobs.corpus.pii import build_pii_set
 
     out = build_pii_set(args.out, seed=args.seed, jobs=args.jobs, quiet=args.quiet)
     if not args.quiet:

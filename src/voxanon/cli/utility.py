@@ -1,7 +1,7 @@
 """``voxanon evaluate utility``: content (``--asr``: WER/CER) and emotion (``--ser``: UAR) preservation.
 
 The two parts are independent and share the data directories and ``--out``;
-their result files and reports come from :mod:`voxanon.pipelines.utility_report`.
+their result files and reports come from :mod:`voxanon.jobs.report.utility`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def run_asr(args: argparse.Namespace) -> int:
     from voxanon.data.kaldi import read_data_dir
     from voxanon.evaluation.asr import evaluate_asr
     from voxanon.models.asr import load_asr
-    from voxanon.pipelines.utility_report import format_asr_table, write_asr_results
+    from voxanon.jobs.report.utility import format_asr_table, write_asr_results
 
     asr = load_asr(args.asr_backend, device=args.device, threads=args.threads)
     out = Path(args.out)
@@ -44,7 +44,7 @@ def run_asr(args: argparse.Namespace) -> int:
 def run_ser(args: argparse.Namespace) -> int:
     """Score every data directory with the per-fold models (``--ser-models``) or one model (``--ser-model``)."""
     from voxanon.evaluation.ser import evaluate_ser
-    from voxanon.pipelines.utility_report import ser_text, write_ser_results
+    from voxanon.jobs.report.utility import ser_text, write_ser_results
 
     models_dir, spec = getattr(args, "ser_models", None), getattr(args, "ser_model", None)
     if (models_dir is None) == (spec is None):

@@ -44,7 +44,7 @@ from pathlib import Path
 
 import soundfile as sf
 
-from voxanon.data import names
+from voxanon.data import layout
 from voxanon.data.kaldi import DataDir, DataError, write_data_dir
 
 #: the VPC emotion classes, in the order used for confusion matrices
@@ -215,8 +215,8 @@ def prepare_iemocap(root: str | os.PathLike, out: str | os.PathLike, *,
         if genders != {"f", "m"}:
             raise DataError(f"Session{session}: expected one female and one male speaker, "
                             f"found genders {sorted(genders)}")
-    write_data_dir(data, out / names.IEMOCAP_ALL)
-    for name, wanted in ((names.IEMOCAP_DEV, dev_gender), (names.IEMOCAP_TEST, "m" if dev_gender == "f" else "f")):
+    write_data_dir(data, out / layout.IEMOCAP_ALL)
+    for name, wanted in ((layout.IEMOCAP_DEV, dev_gender), (layout.IEMOCAP_TEST, "m" if dev_gender == "f" else "f")):
         write_data_dir(data.subset([u for u in data.utts if data.gender_of_utt(u) == wanted]), out / name)
     (out / "prep_report.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
     return report

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from voxanon.errors import DataError  # noqa: F401  (re-exported)
 from voxanon.atomic import write_texts
-from voxanon.data.names import GENDERS
 
+#: genders of speakers (spk2gender) and of trial lists
+GENDERS = ("f", "m")
 #: every file a data directory may have, in the order they are described above
 FILES = ("wav.scp", "utt2spk", "spk2utt", "spk2gender", "text", "utt2dur", "utt2emo", "spk2fold", "trials")
 TRIAL_LABELS = ("target", "nontarget")

@@ -21,13 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
-from voxanon.data import names
+from voxanon.data import layout
 from voxanon.data.kaldi import GENDERS, DataDir, DataError, Trial, read_text_file, write_data_dir
 from voxanon.errors import ConfigError
 from voxanon.ranges import Range
 
 SUBSETS = {"dev": "dev-clean", "test": "test-clean"}
-TRAIN_SUBSET = names.TRAIN_360
+TRAIN_SUBSET = layout.TRAIN_360
 #: trial constructions: the VPC's full grid, or that of "Anonymization, Not Elimination" (:func:`build_paper_sets`)
 TRIAL_MODES = ("vpc", "paper")
 #: utterance durations (s) of the paper's acoustic trials
@@ -218,8 +218,8 @@ def prepare_librispeech(root: str | os.PathLike, out: str | os.PathLike, *, list
             continue
         data = read_subset(subset_dir, spk2gender, speakers_file, durations=trials == "paper")
         if lists is not None:
-            enroll = _read_list(Path(lists) / names.libri(names.enrolls(part)) / "enrolls")
-            trial_lists = {g: _read_trials(Path(lists) / names.libri(names.trials(part, g)) / "trials")
+            enroll = _read_list(Path(lists) / layout.libri(layout.enrolls(part)) / "enrolls")
+            trial_lists = {g: _read_trials(Path(lists) / layout.libri(layout.trials(part, g)) / "trials")
                            for g in GENDERS}
             unknown = [u for u in enroll + [t.utt for g in GENDERS for t in trial_lists[g]]
                        if u not in data.wav_scp]
@@ -229,13 +229,13 @@ def prepare_librispeech(root: str | os.PathLike, out: str | os.PathLike, *, list
         else:
             build = build_paper_sets if trials == "paper" else build_sets
             enroll, trial_lists = build(data, enroll_fraction, enroll_utts, seed)
-        write_data_dir(data.subset(enroll), out / names.libri(names.enrolls(part)))
-        (out / names.libri(names.enrolls(part)) / "enrolls").write_text("".join(f"{u}\n" for u in enroll), encoding="utf-8")
+        write_data_dir(data.subset(enroll), out / layout.libri(layout.enrolls(part)))
+        (out / layout.libri(layout.enrolls(part)) / "enrolls").write_text("".join(f"{u}\n" for u in enroll), encoding="utf-8")
         for g in GENDERS:
             sub = data.subset(sorted({t.utt for t in trial_lists[g]}))
             sub.trials = trial_lists[g]
-            write_data_dir(sub, out / names.libri(names.trials(part, g)))
-        stats[names.libri(part)] = _stats(data, enroll, trial_lists)
+            write_data_dir(sub, out / layout.libri(layout.trials(part, g)))
+        stats[layout.libri(part)] = _stats(data, enroll, trial_lists)
     train_dir = _find(root, TRAIN_SUBSET)
     if train_dir is not None:
         train = read_subset(train_dir, spk2gender, speakers_file)
@@ -249,7 +249,7 @@ def prepare_librispeech(root: str | os.PathLike, out: str | os.PathLike, *, list
 
 def format_stats(stats: dict) -> str:
     """Statistics as in the VPC tables: speakers, utterances, target / non-target trials per gender."""
-    from voxanon.presentation.table import format_table
+    from voxanon.table import format_table
 
     rows = []
     for name, s in stats.items():
@@ -259,8 +259,8 @@ def format_stats(stats: dict) -> str:
             continue
         for g in GENDERS:
             e = s["enrolls"][g]
-            rows.append([names.enrolls(name), g, e["speakers"], e["utterances"], "", ""])
+            rows.append([layout.enrolls(name), g, e["speakers"], e["utterances"], "", ""])
         for g in GENDERS:
             t = s["trials"][g]
-            rows.append([names.trials(name, g), g, t["speakers"], t["utterances"], t["target"], t["nontarget"]])
+            rows.append([layout.trials(name, g), g, t["speakers"], t["utterances"], t["target"], t["nontarget"]])
     return format_table(["set", "gender", "speakers", "utts", "target", "nontarget"], rows, align="llrrrr")

@@ -22,7 +22,7 @@ import numpy as np
 
 from voxanon.atomic import write_text
 from voxanon.audio.io import AudioError, load_audio
-from voxanon.data import names
+from voxanon.data import layout
 from voxanon.data.kaldi import DataDir, read_data_dir
 from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
 from voxanon.evaluation.results import AsrResult, from_dict
@@ -217,7 +217,7 @@ class AsrEvaluator(Evaluator):
         return (self.settings.split,)
 
     def inputs(self, data: SystemData) -> dict[str, Path]:
-        return {g: data.sets[names.trials(self.settings.split, g)] for g in names.GENDERS}
+        return {g: data.sets[layout.trials(self.settings.split, g)] for g in layout.GENDERS}
 
     def models(self, data: SystemData) -> dict[str, str]:
         return {"asr": self.settings.backend}

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from voxanon.data import names
+from voxanon.data import layout
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
 from voxanon.evaluation.privacy import TrialScores, check_trials, cosine_scores, enrollment_models, privacy_metrics
@@ -174,11 +174,11 @@ class ContentPrivacyEvaluator(Evaluator):
         return (self.settings.transcripts, self.settings.split)
 
     def applies(self, data: SystemData) -> bool:
-        return names.TRAIN in data.sets
+        return layout.TRAIN in data.sets
 
     def inputs(self, data: SystemData) -> dict[str, Path]:
-        enroll, trial_f, trial_m = names.split_sets(self.settings.split)
-        return {"train": data.sets[names.TRAIN], "enroll": data.sets[enroll], "trials_f": data.sets[trial_f],
+        enroll, trial_f, trial_m = layout.split_sets(self.settings.split)
+        return {"train": data.sets[layout.TRAIN], "enroll": data.sets[enroll], "trials_f": data.sets[trial_f],
                 "trials_m": data.sets[trial_m]}
 
     def models(self, data: SystemData) -> dict[str, str]:

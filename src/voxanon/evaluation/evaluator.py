@@ -51,7 +51,7 @@ class RunSettings:
 
 @dataclass(frozen=True)
 class SystemData:
-    """What the evaluators read for one system (sets by short name, :mod:`voxanon.data.names`)."""
+    """What the evaluators read for one system (sets by short name, :mod:`voxanon.data.layout`)."""
 
     label: str
     anonymized: bool
@@ -148,7 +148,7 @@ EVALUATORS: dict[str, str] = {
     "quality": "voxanon.evaluation.quality:QualityEvaluator",
 }
 
-#: evaluators a profile adds by name (:attr:`~voxanon.pipelines.profiles.Profile.extra_evaluators`); not in
+#: evaluators a profile adds by name (:attr:`~voxanon.jobs.benchmark.profiles.Profile.extra_evaluators`); not in
 #: the default plan because of their cost (content: ASR of every training set; learnability: SER training
 #: per system; learnability-asr: a CTC ASR trained per system)
 OPTIONAL_EVALUATORS: dict[str, str] = {

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from voxanon.atomic import write_text
-from voxanon.data import names
+from voxanon.data import layout
 from voxanon.errors import ConfigError
 from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData, stage_key
 from voxanon.evaluation.fingerprint import data_fingerprint, model_fingerprint
@@ -105,17 +105,17 @@ class LadderEvaluator(Evaluator):
         return f"ladder {self.settings.rung}"  # the rung's training on dev serves every split
 
     def applies(self, data: SystemData) -> bool:
-        return all(n in data.sets for n in (names.TRAIN, *names.split_sets(SELECT_SPLIT)))
+        return all(n in data.sets for n in (layout.TRAIN, *layout.split_sets(SELECT_SPLIT)))
 
     @staticmethod
     def training_inputs(data: SystemData) -> dict[str, Path]:
         """The data the rung trains on (``train``) and is selected on (the dev sets), by role."""
-        enroll, trial_f, trial_m = names.split_sets(SELECT_SPLIT)
-        return {"train": data.sets[names.TRAIN], "dev_enroll": data.sets[enroll],
+        enroll, trial_f, trial_m = layout.split_sets(SELECT_SPLIT)
+        return {"train": data.sets[layout.TRAIN], "dev_enroll": data.sets[enroll],
                 "dev_trials_f": data.sets[trial_f], "dev_trials_m": data.sets[trial_m]}
 
     def inputs(self, data: SystemData) -> dict[str, Path]:
-        enroll, trial_f, trial_m = names.split_sets(self.settings.split)
+        enroll, trial_f, trial_m = layout.split_sets(self.settings.split)
         return {"enroll": data.sets[enroll], "trials_f": data.sets[trial_f], "trials_m": data.sets[trial_m],
                 **self.training_inputs(data)}
 

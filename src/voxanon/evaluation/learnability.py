@@ -29,7 +29,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from voxanon.data import names
+from voxanon.data import layout
 from voxanon.data.kaldi import DataError, read_data_dir
 from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData, stage_key
 from voxanon.evaluation.fingerprint import data_fingerprint
@@ -124,10 +124,10 @@ class SerLearnabilityEvaluator(Evaluator):
         return (SER,)
 
     def applies(self, data: SystemData) -> bool:
-        return data.anonymized and data.ser_models is not None and names.EMO in data.sets
+        return data.anonymized and data.ser_models is not None and layout.EMO in data.sets
 
     def inputs(self, data: SystemData) -> dict[str, Path]:
-        return {"train": data.sets[names.EMO], "test": data.original[names.EMO]}
+        return {"train": data.sets[layout.EMO], "test": data.original[layout.EMO]}
 
     def models(self, data: SystemData) -> dict[str, str]:
         return {"reference": f"folds:{data.ser_models}"}
@@ -236,14 +236,14 @@ class AsrLearnabilityEvaluator(Evaluator):
         return (ASR if recipe == DEFAULT_ASR_RECIPE else f"{ASR}-{recipe}",)
 
     def _tests(self, data: SystemData) -> dict[str, Path]:
-        return {g: data.original.get(names.trials(self.settings.split, g)) for g in names.GENDERS}
+        return {g: data.original.get(layout.trials(self.settings.split, g)) for g in layout.GENDERS}
 
     def applies(self, data: SystemData) -> bool:
-        return (data.anonymized and names.TRAIN in data.sets and names.TRAIN in data.original
+        return (data.anonymized and layout.TRAIN in data.sets and layout.TRAIN in data.original
                 and all(p is not None for p in self._tests(data).values()))
 
     def inputs(self, data: SystemData) -> dict[str, Path]:
-        return {"train": data.sets[names.TRAIN], "reference_train": data.original[names.TRAIN],
+        return {"train": data.sets[layout.TRAIN], "reference_train": data.original[layout.TRAIN],
                 **{f"test_{g}": p for g, p in self._tests(data).items()}}
 
     def models(self, data: SystemData) -> dict[str, str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from voxanon.data import names
+from voxanon.data import layout
 from voxanon.data.kaldi import GENDERS, DataDir, DataError, check_trial_labels, read_data_dir
 from voxanon.errors import ConfigError
 from voxanon.evaluation.embeddings import extract_embeddings
@@ -269,7 +269,7 @@ class PrivacyEvaluator(Evaluator):
 
     def inputs(self, data: SystemData) -> dict[str, Path]:
         sc = SCENARIOS[self.settings.scenario]
-        enroll, trial_f, trial_m = names.split_sets(self.settings.split)
+        enroll, trial_f, trial_m = layout.split_sets(self.settings.split)
         side = {"orig": data.original, "anon": data.sets}
         return {"enroll": side[sc.enroll][enroll], "trials_f": side[sc.trials][trial_f],
                 "trials_m": side[sc.trials][trial_m]}

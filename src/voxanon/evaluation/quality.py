@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from voxanon.audio.io import load_audio, resample
-from voxanon.data import names
+from voxanon.data import layout
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.dsp.world import estimate_f0
 from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
@@ -244,15 +244,15 @@ class QualityEvaluator(Evaluator):
         return data.anonymized
 
     def inputs(self, data: SystemData) -> dict[str, Path]:
-        sets = {f"original_{g}": data.original[names.trials(self.settings.split, g)] for g in names.GENDERS}
-        return sets | {f"anonymized_{g}": data.sets[names.trials(self.settings.split, g)] for g in names.GENDERS}
+        sets = {f"original_{g}": data.original[layout.trials(self.settings.split, g)] for g in layout.GENDERS}
+        return sets | {f"anonymized_{g}": data.sets[layout.trials(self.settings.split, g)] for g in layout.GENDERS}
 
     def models(self, data: SystemData) -> dict[str, str]:
         return {"encoder": self.settings.encoder}
 
     def run(self, data: SystemData, env: Env) -> QualityResult:
         dirs = self.inputs(data)
-        return evaluate_quality([dirs[f"original_{g}"] for g in names.GENDERS],
-                                [dirs[f"anonymized_{g}"] for g in names.GENDERS], max_utts=self.settings.max_utts,
+        return evaluate_quality([dirs[f"original_{g}"] for g in layout.GENDERS],
+                                [dirs[f"anonymized_{g}"] for g in layout.GENDERS], max_utts=self.settings.max_utts,
                                 encoder=self.settings.encoder, cache_dir=env.cache_dir / "embeddings",
                                 quiet=env.quiet)

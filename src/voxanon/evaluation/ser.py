@@ -37,7 +37,7 @@ import torch
 
 from voxanon.audio.io import AudioError, load_audio, resample
 from voxanon.data.iemocap import CLASSES, classes_of, emotion_class
-from voxanon.data import names
+from voxanon.data import layout
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
 from voxanon.evaluation.results import SerResult, from_dict
@@ -77,7 +77,7 @@ def is_synthetic(data_dir: str | os.PathLike) -> bool:
 def emotion_set_is_synthetic(data: SystemData) -> bool:
     """Whether a system's emotion set comes from synthetic speech: its original's marker decides (the offline
     corpus's emo set is acted prosodic styles, or EmoFilm's real clips)."""
-    original = data.original.get(names.EMO)
+    original = data.original.get(layout.EMO)
     return is_synthetic(original) if original is not None else data.synthetic
 
 
@@ -330,16 +330,16 @@ class SerEvaluator(Evaluator):
         return [cls(SerSettings())]
 
     def applies(self, data: SystemData) -> bool:
-        return data.ser_models is not None and names.EMO in data.sets
+        return data.ser_models is not None and layout.EMO in data.sets
 
     def inputs(self, data: SystemData) -> dict[str, Path]:
-        return {"emo": data.sets[names.EMO]}
+        return {"emo": data.sets[layout.EMO]}
 
     def models(self, data: SystemData) -> dict[str, str]:
         return {"ser": f"folds:{data.ser_models}"}
 
     def run(self, data: SystemData, env: Env) -> SerResult:
-        res = evaluate_ser(data.sets[names.EMO], data.ser_models, batch_size=self.settings.batch_size,
+        res = evaluate_ser(data.sets[layout.EMO], data.ser_models, batch_size=self.settings.batch_size,
                            quiet=env.quiet).summary()
         if emotion_set_is_synthetic(data) and not res.smoke_test_only:  # anonymized copies carry no marker
             res = dataclasses.replace(res, smoke_test_only=True, message=SMOKE_TEST_MESSAGE)

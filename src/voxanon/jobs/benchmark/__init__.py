@@ -1,0 +1,1 @@
+"""``voxanon benchmark``, the main job: anonymize with every system, run every evaluator, rank, report."""

@@ -1,0 +1,415 @@
+"""``voxanon benchmark``: anonymize with several systems, attack, measure utility, rank, report.
+
+Stages (each cached under the output folder, so a rerun or a resumed run
+recomputes nothing that finished):
+
+1. data: build or reuse the offline corpus, or take the user's VPC directories;
+2. anonymize every set with every system (the corpus runner; resumable);
+3. the emotion recognisers, trained per fold on original emotion data;
+4. privacy: OO, OA (ignorant), AA lazy-informed (pretrained GE2E) and the
+   profile's semi-informed rungs (:mod:`voxanon.evaluation.ladder`), each
+   trained on the system's anonymized training set (original data for the
+   reference row) and selected on its dev trials, per split and gender;
+5. utility: WER of the offline ASR on the merged trial sets, UAR of the SER
+   trained per fold on original emotion data, DNSMOS / ρF0 / G_VD; with the
+   profile's extra evaluators (``full``), content privacy (C-EER from reference
+   and ASR transcripts, the ASR hypotheses shared with the WER) and SER
+   learnability (trained on the anonymized emotion folds, tested on original);
+6. ranking (privacy categories from each system's strongest attacker, ranks,
+   Pareto fronts) and the report.
+
+Stages 4-5 are a loop over systems × evaluators (:mod:`voxanon.evaluation.evaluator`).
+Each stage result is a JSON file under ``<out>/stages``; it is reused when its
+key matches, and every key is derived from what the stage depends on: the
+evaluator's settings, the content of the data it reads, the content of the
+models it loads and the seed. One system failing never stops the others: its
+error is recorded and the report shows it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable
+
+from voxanon import __version__
+from voxanon.anonymizers.registry import available, build
+from voxanon.atomic import write_text
+from voxanon.errors import ConfigError
+from voxanon.evaluation.evaluator import EVALUATORS, Env, Evaluator, RunSettings, SystemData, plan, stage_key
+from voxanon.evaluation.fingerprint import data_fingerprint, digest
+from voxanon.evaluation.ladder import SELECT_SPLIT
+from voxanon.evaluation.results import RESULT_KINDS, from_dict
+from voxanon.evaluation.scenarios import PRIMARY_SCENARIO
+from voxanon.data.layout import CORPUS_FILE, EMO, Layout, find_layout, trials
+from voxanon.jobs.benchmark.profiles import PROFILES, Profile  # noqa: F401  (re-exported)
+from voxanon.jobs.benchmark.records import (ORIGINAL, SCHEMA_VERSION, BenchmarkResults, DataInfo, Primary, RunInfo,
+                                       SystemRecord, rank, summary_rows)
+
+#: Whisper punctuates and writes digits; the VPC's CTC recogniser does not (see voxanon.metrics.text.normalize_spoken)
+WER_NORMALIZATION = "spoken"
+
+
+@dataclass(frozen=True)
+class System:
+    """One row of the benchmark: a label, a registered method (None = original speech) and its parameters."""
+
+    label: str
+    method: str | None = None
+    params: dict = field(default_factory=dict)
+
+    def key(self, seed: int) -> str:
+        """Stable id of the system's settings and the seed (names its anonymized output)."""
+        return digest([self.method, self.params, seed])[:10]
+
+
+def default_systems(profile: Profile | None = None) -> list[System]:
+    """Original speech plus every registered anonymizer that runs offline (or the profile's list), with defaults."""
+    methods = [name for name, cls in available().items() if cls.offline]
+    if profile is not None and profile.systems is not None:
+        methods = [n for n in profile.systems if n in methods]
+    return [System(ORIGINAL)] + [System(name, name) for name in methods]
+
+
+def parse_system(text: str) -> System:
+    """``original``, ``NAME`` or ``LABEL=NAME:{json params}`` (e.g. ``w09=world:{"warp_min":0.9}``)."""
+    if text == ORIGINAL:
+        return System(ORIGINAL)
+    label, _, rest = text.partition("=") if "=" in text.split(":", 1)[0] else (None, "", text)
+    method, _, params = rest.partition(":")
+    try:
+        parsed = json.loads(params) if params else {}
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"system {text!r}: parameters are not valid JSON ({exc})") from None
+    return System(label or method, method, parsed)
+
+
+#: what :meth:`StageCache.get` returns for a stage not saved under the settings asked for
+MISSING = object()
+
+
+class StageCache:
+    """JSON results of finished stages, keyed by name and the stage's key material."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root / "stages"
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def get(self, name: str, settings: dict) -> Any:
+        """The saved result of ``name`` under ``settings``, or :data:`MISSING`.
+
+        ``settings`` is key material derived from what the stage depends on
+        (never written by hand; see :meth:`Evaluator.key`).
+        """
+        path = self.root / f"{name}.json"
+        if path.is_file():
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            if saved.get("settings") == json.loads(json.dumps(settings, default=str)):  # as stored: no tuples
+                return saved["result"]
+        return MISSING
+
+    def run(self, name: str, settings: dict, compute: Callable[[], Any]) -> Any:
+        """The cached result of ``name`` under ``settings``, computing (and saving) it when absent."""
+        result = self.get(name, settings)
+        if result is MISSING:
+            result = compute()
+            self.save(name, settings, result)
+        return result
+
+    def save(self, name: str, settings: dict, result: Any) -> None:
+        """Store ``result`` of stage ``name`` atomically."""
+        write_text(self.root / f"{name}.json", json.dumps({"settings": settings, "result": result}, default=str))
+
+
+class Stages:
+    """Overall progress across stages: ``[stage k/N] what``."""
+
+    def __init__(self, total: int, quiet: bool) -> None:
+        self.total, self.done, self.quiet = total, 0, quiet
+        self.start = time.monotonic()
+
+    def step(self, what: str) -> None:
+        """Announce the next stage."""
+        self.done += 1
+        if not self.quiet:
+            elapsed = time.monotonic() - self.start
+            print(f"[stage {self.done}/{self.total} | {elapsed:6.0f} s] {what}", flush=True)
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "voxanon": __version__}
+    for pkg in ("numpy", "scipy", "torch", "pyworld", "faster-whisper", "resemblyzer", "piper-tts", "speechmos"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+@dataclass
+class Benchmark:
+    """A configured benchmark run; :meth:`run` returns the typed results and writes the report."""
+
+    out: Path
+    profile: Profile
+    systems: list[System]
+    data_root: Path | None = None
+    seed: int = 0
+    jobs: int | None = None
+    asr: str = "whisper-tiny"
+    pretrained: str = "ge2e"
+    quiet: bool = False
+
+    def __post_init__(self) -> None:
+        self.out = Path(self.out).resolve()
+        self.cache = StageCache(self.out)
+        self.errors: dict[str, list[str]] = {}
+        self.recomputed: list[str] = []  # stages computed (not read from the cache) by this run
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _fail(self, system: str, stage: str, exc: Exception | str) -> None:
+        msg = f"{stage}: {exc if isinstance(exc, str) else f'{type(exc).__name__}: {exc}'}"
+        self.errors.setdefault(system, []).append(msg)
+        if not self.quiet:
+            print(f"  ! {system}: {msg}", flush=True)
+
+    def _cached(self, name: str, key: dict[str, Any], compute: Callable[[], Any]) -> Any:
+        def counted() -> Any:
+            self.recomputed.append(name)
+            return compute()
+
+        return self.cache.run(name, key, counted)
+
+    def _layout(self) -> Layout:
+        """The corpus: ``--data``, or the profile's offline corpus for this seed, built on first use.
+
+        ``OUT/corpus`` holds the first one built; a run whose engine, size or seed differs builds (or reuses) its
+        own ``OUT/corpus-<engine>-<size>-seed<seed>`` and says in one line what differs.
+        """
+        if self.data_root is not None:
+            return find_layout(self.data_root)
+        from voxanon.jobs.corpus.build import build_corpus
+
+        want = {"engine": self.profile.corpus_engine, "size_name": self.profile.corpus_size, "seed": self.seed}
+        root = self.out / "corpus"
+        if (root / CORPUS_FILE).is_file():
+            built = json.loads((root / CORPUS_FILE).read_text(encoding="utf-8"))
+            differs = [f"{k.removesuffix('_name')} {want[k]} (it holds {built.get(k)})" for k in want
+                       if built.get(k) != want[k]]
+            if differs:
+                root = self.out / "corpus-{engine}-{size_name}-seed{seed}".format(**want)
+                if not self.quiet:
+                    print(f"benchmark: {self.out / 'corpus'} is another corpus, this run needs "
+                          f"{', '.join(differs)}: using {root}", flush=True)
+        if not (root / CORPUS_FILE).is_file():
+            build_corpus(root, size=want["size_name"], seed=self.seed, jobs=self.jobs, quiet=self.quiet,
+                         engine=want["engine"])
+        return find_layout(root)
+
+    def _anonymize(self, system: System, layout: Layout, splits: list[str]) -> dict[str, Any]:
+        """Anonymize every set for ``system`` (finished utterances are skipped by the runner).
+
+        Each output folder is named by the system's settings, the seed and the
+        content of its source set, so changing any of them writes a new one.
+        Returns the output paths, the failure count and the real-time factor of
+        the audio processed, remembered from the run that did the work.
+        """
+        from voxanon.jobs.runner.anonymize import anonymize_corpus
+
+        anonymizer = build(system.method, system.params)
+        paths, audio, wall, failed = {}, 0.0, 0.0, 0
+        for name, src in layout.sets(splits).items():
+            dst = self.out / "anon" / f"{system.label}-{system.key(self.seed)}" / f"{name}-{data_fingerprint(src)[:8]}"
+            summary = anonymize_corpus(src, dst, anonymizer, seed=self.seed, jobs=self.jobs, quiet=self.quiet)
+            paths[name] = str(dst)
+            failed += summary.failed
+            if summary.done:  # only freshly processed audio tells the speed
+                audio += summary.audio_seconds
+                wall += summary.wall_seconds
+        speed = {"rtf": wall / audio if audio else None, "audio_seconds": audio, "jobs": self.jobs or os.cpu_count()}
+        settings = {"sets": sorted(paths.values())}
+        if speed["rtf"] is None:  # nothing new: the speed measured when the work was done
+            speed = self.cache.run(f"speed-{system.label}", settings, lambda: speed)
+        else:
+            self.cache.save(f"speed-{system.label}", settings, speed)
+        return {"paths": paths, "failed": failed, **speed}
+
+    def _ser_models(self, emo_dir: str) -> Path | None:
+        """Train (or reuse) the per-fold SER models on the original emotion set."""
+        from voxanon.evaluation.ser import train_folds
+
+        key = {"emo": data_fingerprint(emo_dir), "epochs": self.profile.ser_epochs, "seed": self.seed}
+        models = self.out / "ser_models" / stage_key(key)
+        try:
+            self._cached("ser-train", key, lambda: train_folds(emo_dir, models, epochs=self.profile.ser_epochs,
+                                                               seed=self.seed, quiet=self.quiet))
+        except Exception as exc:
+            self._fail(ORIGINAL, "SER training", exc)
+            return None
+        return models
+
+    def _evaluate(self, todo: list[tuple[Evaluator, SystemData]], env: Env) -> dict[tuple[str, str], Any]:
+        """Typed results by (system, evaluator name): from the cache when nothing they depend on changed, else
+        computed on :mod:`~voxanon.jobs.benchmark.eval_workers` (``jobs`` at a time) and saved."""
+        from voxanon.jobs.benchmark.eval_workers import run_units, units
+
+        stages, saved, missing = {}, {}, []
+        for ev, data in todo:
+            try:  # the key reads the inputs' content
+                stages[data.label, ev.name] = "-".join((ev.kind, data.label, *ev.slot)), ev.key(data, self.seed)
+            except Exception as exc:
+                self._fail(data.label, ev.name, exc)
+                continue
+            result = self.cache.get(*stages[data.label, ev.name])
+            if result is MISSING:
+                missing.append((ev, data))
+            else:
+                saved[data.label, ev.name] = result
+        for unit, outcomes in run_units(units(missing), env, self.jobs or len(os.sched_getaffinity(0))):
+            for ev, (result, error) in zip(unit.evaluators, outcomes):
+                if error is not None:
+                    self._fail(unit.data.label, ev.name, error)
+                    continue
+                name, key = stages[unit.data.label, ev.name]
+                self.cache.save(name, key, result)
+                self.recomputed.append(name)
+                saved[unit.data.label, ev.name] = result
+        typed = {}
+        for ev, data in todo:
+            if (data.label, ev.name) in saved:
+                try:
+                    typed[data.label, ev.name] = from_dict(RESULT_KINDS[ev.kind][0], saved[data.label, ev.name],
+                                                           ev.name)
+                except Exception as exc:  # a saved result this version cannot read
+                    self._fail(data.label, ev.name, exc)
+        return typed
+
+    # -- stages --------------------------------------------------------------------------------
+    def run(self) -> BenchmarkResults:
+        """Run every stage and write ``results.json``, the CSV tables and ``report.html``."""
+        from voxanon.jobs.report.write import write_outputs
+
+        t0 = time.monotonic()
+        stages = Stages(6, self.quiet)
+        stages.step("data")
+        layout = self._layout()
+        splits = [s for s in self.profile.splits if s in layout.splits] or layout.splits
+        # the attacker rungs are selected on dev: its sets are anonymized even when only test is attacked
+        select = [SELECT_SPLIT] if self.profile.rungs and SELECT_SPLIT in layout.splits else []
+        original = {name: str(p) for name, p in layout.sets(list(dict.fromkeys(select + splits))).items()}
+        records: dict[str, dict[str, Any]] = {
+            s.label: {"method": s.method, "params": s.params, "key": s.key(self.seed), "results": {}}
+            for s in self.systems}
+
+        stages.step(f"anonymize {len(self.systems) - 1} systems")
+        anon_paths: dict[str, dict[str, str]] = {}
+        for s in self.systems:
+            if s.method is None:
+                anon_paths[s.label] = original
+                continue
+            try:
+                info = self._anonymize(s, layout, list(dict.fromkeys(select + splits)))
+            except Exception as exc:  # one broken system must not stop the benchmark
+                self._fail(s.label, "anonymize", exc)
+                continue
+            anon_paths[s.label] = info["paths"]
+            records[s.label].update(rtf=info["rtf"], rtf_jobs=info["jobs"], failed_utterances=info["failed"])
+
+        stages.step("train the emotion recognisers")
+        ser_models = self._ser_models(original[EMO]) if layout.emo else None
+
+        run = RunSettings(splits=tuple(splits), wer_splits=self.profile.wer_splits, n_boot=self.profile.n_boot,
+                          seed=self.seed, asr=self.asr, wer_normalization=WER_NORMALIZATION,
+                          pretrained=self.pretrained, quality_utts=self.profile.quality_utts,
+                          quality_split=splits[-1], rungs=self.profile.rungs, ecapa_recipe=self.profile.ecapa_recipe,
+                          attacker_epochs=self.profile.attacker_epochs, finetune_epochs=self.profile.finetune_epochs,
+                          ser_epochs=self.profile.ser_epochs, check_asrs=self.profile.check_asrs)
+        evaluators = plan(run, [*EVALUATORS, *self.profile.extra_evaluators])
+        env = Env(self.out / "cache", quiet=self.quiet)
+        systems = {label: SystemData(label, records[label]["method"] is not None,
+                                     {k: Path(v) for k, v in paths.items()}, {k: Path(v) for k, v in original.items()},
+                                     ser_models=ser_models, synthetic=layout.synthetic)
+                   for label, paths in anon_paths.items()}
+        stages.step(f"evaluate: {len(systems)} systems x {len(evaluators)} evaluators")
+        todo = [(ev, data) for ev in evaluators for data in systems.values() if ev.applies(data)]
+        results_by = self._evaluate(todo, env)
+        for ev, data in todo:  # in plan order, whatever order the workers finished in
+            if (data.label, ev.name) in results_by:
+                records[data.label]["results"][(ev.kind, *ev.slot)] = results_by[data.label, ev.name]
+
+        stages.step("ranking")
+        record_objs = {label: SystemRecord(**r) for label, r in records.items()}
+        info = RunInfo(seed=self.seed, asr=self.asr, wer_normalization=WER_NORMALIZATION,
+                       pretrained_encoder=self.pretrained,
+                       semi_informed_attacker=f"ECAPA-TDNN ({self.profile.ecapa_recipe} recipe), "
+                                              f"{self.profile.attacker_epochs} epochs, selected on {SELECT_SPLIT}",
+                       primary=Primary(PRIMARY_SCENARIO, splits[-1]))
+        results = BenchmarkResults(
+            schema_version=SCHEMA_VERSION, voxanon_version=__version__,
+            created=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            profile=json.loads(json.dumps(dataclasses.asdict(self.profile))),  # as results.json holds it
+            settings=info, versions=_versions(),
+            machine={"cpu_count": os.cpu_count(), "platform": platform.platform()},
+            data=DataInfo(str(layout.root), layout.synthetic, splits, layout.description),
+            systems=record_objs, errors=self.errors, paths=anon_paths, ranking=None, elapsed_seconds=0.0)
+        results = dataclasses.replace(results, ranking=rank(summary_rows(results)),
+                                      elapsed_seconds=time.monotonic() - t0)
+
+        stages.step("report")
+        listen = listening_clips(self.out, results, self.profile.listen_utts)
+        write_outputs(self.out, results, listen)
+        return results
+
+
+@dataclass(frozen=True)
+class ListenRow:
+    """One utterance: its id, transcript and a decoded clip per system (None where it failed)."""
+
+    utt: str
+    text: str
+    clips: list[Path | None]
+
+
+@dataclass(frozen=True)
+class ListenTable:
+    """Original and each system's output for a few trial utterances, decoded to WAV files."""
+
+    systems: list[str]
+    rows: list[ListenRow]
+
+
+def listening_clips(out: Path, results: BenchmarkResults, n: int) -> ListenTable | None:
+    """Decode ``n`` trial utterances (both genders) of the original and of every system into ``<out>/listen``.
+
+    Decoding first lets pipe entries of ``wav.scp`` play in the report; None
+    when there is no original data to compare.
+    """
+    from voxanon.audio.io import AudioError, load_audio, write_wav
+    from voxanon.data.kaldi import read_data_dir
+
+    split, paths = results.settings.primary.split, results.paths
+    if ORIGINAL not in paths:
+        return None
+    picks = []
+    for key, k in ((trials(split, "f"), (n + 1) // 2), (trials(split, "m"), n // 2)):
+        data = read_data_dir(paths[ORIGINAL][key])
+        picks += [(key, data, utt) for utt in data.utts[:k]]
+    rows = []
+    for key, data, utt in picks:
+        clips: list[Path | None] = []
+        for system, sets in paths.items():
+            source = data.wav_scp[utt] if system == ORIGINAL else str(Path(sets[key]) / "wav" / f"{utt}.wav")
+            clip = out / "listen" / system / f"{utt}.wav"
+            try:
+                write_wav(clip, *load_audio(source))  # always: a cached clip could be of older output
+                clips.append(clip)
+            except AudioError:
+                clips.append(None)
+        rows.append(ListenRow(utt, data.text.get(utt, ""), clips))
+    return ListenTable(list(paths), rows)

@@ -1,1 +1,0 @@
-"""Presentation helpers shared by every command that prints (plain text; imports nothing heavy)."""

@@ -1,0 +1,107 @@
+"""``voxanon train asrbn``: the acoustic model as VPC 2024 B5/B6 (vector-quantised ASR content + one-hot speakers).
+
+The network of ``voxanon train acoustic`` with two options switched on: the
+(per-utterance normalised) content frames are quantised to the nearest of
+``codebook_size`` codewords, fitted once by k-means on the training content and
+then fixed, and the speaker is an index into a learned table of the training
+speakers (rows initialised with each speaker's mean speaker embedding). One
+utterance of up to ``settings.max_valid`` speakers is held out for validation
+(clean content). ``--init`` copies every weight whose name and shape match.
+The loop, checkpoints, log and files are those of
+:mod:`voxanon.training.acoustic`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import torch
+
+from voxanon.errors import ConfigError, RunError
+from voxanon.models.acoustic.inference import ModelSpecs
+from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
+from voxanon.training.acoustic_features import Extractor, UttFeatures, extract, list_utterances
+from voxanon.training.acoustic import (Batches, Run, TrainSettings, check_dims, data_summary, finish, fit,
+                                              fit_codebook, load_init)
+
+def hold_out(todo: list[tuple[str, str, str]], n: int) -> tuple[list, list]:
+    """Split ``(utt, speaker, entry)`` rows into (train, valid): the last utterance of up to ``n`` speakers with at
+    least two, evenly spaced over the sorted speakers."""
+    by_spk: dict[str, list[int]] = {}
+    for i, (_, spk, _) in enumerate(todo):
+        by_spk.setdefault(spk, []).append(i)
+    many = sorted(s for s, idx in by_spk.items() if len(idx) > 1)
+    chosen = [many[i] for i in np.unique(np.linspace(0, len(many) - 1, min(n, len(many))).round().astype(int))] \
+        if many and n > 0 else []
+    valid = {by_spk[s][-1] for s in chosen}
+    return [r for i, r in enumerate(todo) if i not in valid], [todo[i] for i in sorted(valid)]
+
+
+def speaker_rows(items: list[UttFeatures], speakers: list[str]) -> np.ndarray:
+    """``(len(speakers), dim)`` unit-norm mean embedding of each speaker's utterances."""
+    rows = np.stack([np.mean([it.embedding for it in items if it.speaker == s], axis=0) for s in speakers])
+    return (rows / (np.linalg.norm(rows, axis=1, keepdims=True) + 1e-8)).astype(np.float32)
+
+
+def copy_matching(net: AcousticNet, source: AcousticNet) -> list[str]:
+    """Copy into ``net`` every tensor of ``source`` with the same name and shape; return the names not copied."""
+    own, theirs = net.state_dict(), source.state_dict()
+    same = {k: v.float() for k, v in theirs.items() if k in own and own[k].shape == v.shape}
+    net.load_state_dict(same, strict=False)
+    return sorted(set(own) - set(same))
+
+
+def train_asrbn(train_dirs: list[str], out_dir: str, *, codebook_size: int = 48,
+                cfg: AcousticConfig = AcousticConfig(), specs: ModelSpecs = ModelSpecs(),
+                settings: TrainSettings = TrainSettings(), device: str = "auto", init: str | None = None,
+                threads: int = 0, cache_dir: str | None = None, command: str = "", quiet: bool = False) -> dict:
+    """Train (resuming from ``out_dir/checkpoint.pt`` when present) and write ``model.pt`` + ``model.json``.
+
+    Returns the summary written to ``model.json`` (with ``speakers``, the table's speaker names in index order).
+    """
+    from voxanon.training.acoustic_features import default_cache_dir
+
+    if codebook_size < 2:
+        raise ConfigError(f"--codebook {codebook_size}: give at least 2 codewords (the VPC's B5/B6 use 48)")
+    run = Run.start(out_dir, settings, device, threads)
+    if run.resumed is not None:
+        net, specs = run.resumed_net()
+        cfg = net.cfg
+    extractor = Extractor(specs, cache_dir or default_cache_dir(), settings.seed)
+    train_todo, valid_todo = hold_out(list_utterances(train_dirs), settings.max_valid)
+    train_items, skipped, train_secs = extract(train_todo, extractor, settings.n_perturb, quiet=quiet)
+    valid_items, valid_skipped, valid_secs = extract(valid_todo, extractor, 0, quiet=quiet)
+    if not train_items:
+        raise RunError(f"no usable training utterance in {', '.join(train_dirs)} ({len(skipped)} skipped)")
+    speakers = sorted({it.speaker for it in train_items})
+    not_copied, source = None, load_init(init) if init and run.resumed is None else None
+    if run.resumed is not None:
+        if speakers != run.resumed["speakers"]:
+            raise RunError(f"{run.out}/checkpoint.pt was trained on other speakers than {', '.join(train_dirs)}; "
+                           "give the same data directories or another --out")
+    else:
+        cfg = dataclasses.replace(cfg, content_dim=extractor.encoder.dim, speaker_dim=extractor.speaker.dim,
+                                  codebook_size=codebook_size, n_speakers=len(speakers))
+        if source is not None:
+            cfg = dataclasses.replace(source.net.cfg, codebook_size=codebook_size, n_speakers=len(speakers))
+        check_dims(cfg, extractor)
+        net = AcousticNet(cfg)
+        if source is not None:
+            not_copied = copy_matching(net, source.net)
+        net.vq.set_codebook(fit_codebook(train_items, codebook_size, cfg.content_norm, settings.seed))
+        with torch.no_grad():
+            net.speakers.weight.copy_(torch.from_numpy(speaker_rows(train_items, speakers)))
+    index = {s: i for i, s in enumerate(speakers)}
+    valid_items = [it for it in valid_items if it.speaker in index]
+    batches = Batches(train_items, cfg, settings.segment_frames, np.random.default_rng(settings.seed),
+                      speaker_ids=[index[it.speaker] for it in train_items])
+    loop = fit(net, specs, batches, (valid_items, [index[it.speaker] for it in valid_items]), run, settings, quiet,
+               extra={"speakers": speakers})
+    data = data_summary(train_dirs, None, train_items, valid_items, skipped + valid_skipped, batches.frames)
+    data["valid"] = "one held-out utterance of each of the valid_utterances training speakers (clean content)"
+    return finish(net, specs, run, {
+        "config": dataclasses.asdict(cfg), "specs": dataclasses.asdict(specs), "settings": dataclasses.asdict(settings),
+        "command": command, "seed": settings.seed, "device": run.device, "init": init,
+        "init_not_copied": not_copied, "speakers": speakers, "data": data,
+        "feature_seconds": round(train_secs + valid_secs, 1), **loop})

@@ -1,0 +1,129 @@
+"""Attacker training on generated multi-speaker audio: learns, resumes, rejects bad input."""
+
+import numpy as np
+import pytest
+import torch
+
+from tests.helpers.speaker_corpus import TINY_ECAPA, make_corpus, trial_dirs
+from voxanon.audio.synthetic import speech_like
+from voxanon.data.kaldi import DataDir, DataError
+from voxanon.evaluation.asv_training import (
+    AAMSoftmax,
+    TrainConfig,
+    sample_chunks,
+    split_utterances,
+    train_attacker,
+)
+from voxanon.models.speaker import load_encoder
+from voxanon.models.speaker.ecapa import EcapaConfig
+
+torch.set_num_threads(1)
+
+
+def _cfg(epochs):
+    return TrainConfig(model=TINY_ECAPA, epochs=epochs, batch_size=16, chunk_seconds=1.0, chunks_per_utt=2,
+                       val_fraction=0.25, lr_max=5e-3, cycle_epochs=4)
+
+
+@pytest.mark.slow
+def test_training_learns_and_resumes(tmp_path):
+    data = make_corpus(tmp_path / "data")
+    first = train_attacker(data, tmp_path / "out", _cfg(2), quiet=True)
+    assert [h["epoch"] for h in first["history"]] == [1, 2]
+    resumed = train_attacker(data, tmp_path / "out", _cfg(6), quiet=True)
+    assert [h["epoch"] for h in resumed["history"]] == list(range(1, 7))
+    assert resumed["history"][:2] == first["history"]
+    assert resumed["best_eer"] < 25.0, resumed["history"]  # chance is 50 %
+    enc = load_encoder(f"ecapa:{tmp_path / 'out' / 'best.pt'}")
+    assert enc.dim == 32 and enc.embed([speech_like(0.5)], 16000).shape == (1, 32)
+
+
+def test_resume_is_exact(tmp_path):
+    data = make_corpus(tmp_path / "data", n_spk=3, n_utt=4, dur=0.6)
+    cfg = TrainConfig(model=TINY_ECAPA, epochs=2, batch_size=8, chunk_seconds=0.5, val_fraction=0.5)
+    straight = train_attacker(data, tmp_path / "a", cfg, quiet=True)
+    train_attacker(data, tmp_path / "b", TrainConfig(**{**cfg.__dict__, "epochs": 1}), quiet=True)
+    resumed = train_attacker(data, tmp_path / "b", cfg, quiet=True)
+    assert resumed["history"] == straight["history"]
+    a = torch.load(tmp_path / "a" / "last.pt", weights_only=False)["model"]
+    b = torch.load(tmp_path / "b" / "last.pt", weights_only=False)["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_short_utterances_tiled_and_reported(tmp_path, capsys):
+    data = make_corpus(tmp_path / "data", n_spk=2, n_utt=4, dur=0.3)
+    cfg = TrainConfig(model=TINY_ECAPA, epochs=1, batch_size=8, chunk_seconds=0.5, val_fraction=0.5)
+    res = train_attacker(data, tmp_path / "o", cfg)
+    assert len(res["short_utts_tiled"]) == 4
+    assert "shorter than 0.5 s are tiled" in capsys.readouterr().out
+
+
+def test_single_speaker_rejected(tmp_path):
+    data = make_corpus(tmp_path / "data", n_spk=1, n_utt=3, dur=0.3)
+    with pytest.raises(DataError, match="1 speaker"):
+        train_attacker(data, tmp_path / "o", _cfg(1), quiet=True)
+
+
+def test_corrupt_resume_checkpoint(tmp_path):
+    data = make_corpus(tmp_path / "data", n_spk=2, n_utt=4, dur=0.3)
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "last.pt").write_bytes(b"garbage")
+    with pytest.raises(DataError, match="cannot resume"):
+        train_attacker(data, tmp_path / "o", TrainConfig(model=TINY_ECAPA, epochs=1, chunk_seconds=0.5,
+                                                        val_fraction=0.5), quiet=True)
+
+
+def test_split_and_chunks():
+    data = DataDir(utt2spk={f"a{i}": "a" for i in range(10)} | {"b0": "b"})
+    train, val = split_utterances(data, 0.1, 0)
+    assert len(val) == 1 and "b0" in train and not set(train) & set(val)
+    rng = np.random.default_rng(0)
+    chunks = sample_chunks([np.ones((5, 3), np.float16), np.arange(60, dtype=np.float16).reshape(20, 3)], 8, rng)
+    assert chunks.shape == (2, 8, 3) and np.allclose(chunks.mean(axis=1), 0)
+
+
+def test_aam_margin_raises_loss():
+    torch.manual_seed(0)
+    emb, labels = torch.randn(8, 4), torch.randint(0, 3, (8,))
+    with_margin = AAMSoftmax(4, 3, 0.2, 30.0)
+    no_margin = AAMSoftmax(4, 3, 0.0, 30.0)
+    no_margin.load_state_dict(with_margin.state_dict())
+    assert with_margin(emb, labels) > no_margin(emb, labels)
+
+
+def test_vpc_recipe_settings():
+    cfg = TrainConfig.vpc()
+    assert cfg.model.channels == (512, 512, 512, 512, 1536)
+    assert (cfg.model.attention_channels, cfg.model.se_channels, cfg.model.padding_mode) == (128, 128, "reflect")
+    assert (cfg.batch_size, cfg.lr_min, cfg.lr_max, cfg.weight_decay, cfg.step_size) == (256, 1e-8, 1e-2, 2e-6, 65000)
+    assert EcapaConfig.full().channels[0] == 1024  # speechbrain's VoxCeleb model, not the VPC attacker
+    assert TrainConfig.vpc(step_size=7).step_size == 7
+
+
+def test_train_ecapa_selects_on_dev_trials(tmp_path):
+    from voxanon.evaluation.asv_training import train_ecapa
+    from voxanon.evaluation.dev_selection import dev_eer
+
+    train = make_corpus(tmp_path / "train", n_spk=4, n_utt=4, dur=0.6)
+    dev = make_corpus(tmp_path / "dev", n_spk=4, n_utt=4, dur=0.6)
+    enroll, trials = trial_dirs(tmp_path, dev)
+    cfg = TrainConfig(model=TINY_ECAPA, epochs=2, batch_size=8, chunk_seconds=0.5, val_fraction=0.25)
+    best, log = train_ecapa(train, enroll, [trials], cfg, tmp_path / "out", seed=3, quiet=True)
+    assert [h["epoch"] for h in log] == [1, 2] and all({"loss", "val_eer"} <= set(h) for h in log)
+    chosen = torch.load(best, weights_only=True)
+    assert chosen["val_eer"] == min(h["val_eer"] for h in log)
+    assert dev_eer(load_encoder(f"ecapa:{best}"), enroll, [trials]) == pytest.approx(chosen["val_eer"], abs=1e-6)
+
+
+def test_dev_trials_need_no_held_out_training_utterances(tmp_path):
+    # two utterances a speaker (the Kokoro corpus's small size) leave no validation split at 10 %
+    from voxanon.evaluation.asv_training import train_ecapa
+
+    train = make_corpus(tmp_path / "train", n_spk=4, n_utt=2, dur=0.6)
+    enroll, trials = trial_dirs(tmp_path, make_corpus(tmp_path / "dev", n_spk=4, n_utt=4, dur=0.6))
+    cfg = TrainConfig(model=TINY_ECAPA, epochs=1, batch_size=8, chunk_seconds=0.5)
+    assert split_utterances(train, cfg.val_fraction, 0)[1] == []
+    with pytest.raises(DataError, match="no validation utterances"):
+        train_attacker(train, tmp_path / "alone", cfg, quiet=True)
+    best, log = train_ecapa(train, enroll, [trials], cfg, tmp_path / "out", seed=3, quiet=True)
+    assert best.is_file() and len(log) == 1

@@ -1,0 +1,61 @@
+"""GE2E fine-tuning (attacker rung b): GE2E loss, dev selection, exact resume, checkpoint loading."""
+
+import pytest
+import torch
+
+from tests.helpers.speaker_corpus import make_corpus, trial_dirs
+from voxanon.data.kaldi import DataError
+from voxanon.evaluation.dev_selection import dev_eer
+from voxanon.evaluation.ge2e_finetune import FinetuneSettings, GE2ELoss, train_ge2e
+from voxanon.models.speaker import EncoderError, load_encoder
+
+pytest.importorskip("resemblyzer")
+torch.set_num_threads(1)
+
+
+def test_ge2e_loss_prefers_clustered_embeddings():
+    rng = torch.Generator().manual_seed(0)
+    centres = torch.nn.functional.normalize(torch.randn(4, 1, 8, generator=rng), dim=-1)
+    clustered = torch.nn.functional.normalize(centres + 0.05 * torch.randn(4, 3, 8, generator=rng), dim=-1)
+    shuffled = clustered.reshape(12, 8)[torch.randperm(12, generator=rng)].reshape(4, 3, 8)
+    loss = GE2ELoss()
+    assert loss(clustered).item() < 0.5 * loss(shuffled).item()
+
+
+def test_settings_validated():
+    with pytest.raises(ValueError, match="loss"):
+        FinetuneSettings(loss="triplet")
+    with pytest.raises(ValueError, match="at least 2"):
+        FinetuneSettings(utterances_per_speaker=1)
+
+
+@pytest.mark.slow
+def test_finetune_selects_on_dev_and_resumes_exactly(tmp_path):
+    train = make_corpus(tmp_path / "train", n_spk=4, n_utt=3, dur=1.0)
+    dev = make_corpus(tmp_path / "dev", n_spk=4, n_utt=4, dur=1.0)
+    enroll, trials = trial_dirs(tmp_path, dev)
+    cfg = FinetuneSettings(epochs=2, speakers_per_batch=3, utterances_per_speaker=2, steps_per_epoch=2, lr=1e-4)
+    best, log = train_ge2e(train, enroll, [trials], cfg, tmp_path / "a", seed=1, quiet=True)
+    assert [h["epoch"] for h in log] == [0, 1, 2] and log[0]["loss"] is None
+    assert all(h["loss"] > 0 for h in log[1:])
+    chosen = torch.load(best, weights_only=True)
+    assert chosen["val_eer"] == min(h["val_eer"] for h in log)
+    encoder = load_encoder(f"ge2e:{best}")
+    assert encoder.name != load_encoder("ge2e").name or chosen["epoch"] == 0
+    assert dev_eer(encoder, enroll, [trials]) == pytest.approx(chosen["val_eer"])
+    # resume: one epoch, then two, equals two straight
+    train_ge2e(train, enroll, [trials], FinetuneSettings(**{**cfg.__dict__, "epochs": 1}), tmp_path / "b", seed=1,
+               quiet=True)
+    _, resumed = train_ge2e(train, enroll, [trials], cfg, tmp_path / "b", seed=1, quiet=True)
+    assert resumed == log
+    with pytest.raises(DataError, match="cannot resume"):
+        train_ge2e(train, enroll, [trials], cfg, tmp_path / "b", seed=2, quiet=True)
+
+
+def test_bad_checkpoint_named(tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"nope")
+    with pytest.raises(EncoderError, match="bad.pt"):
+        load_encoder(f"ge2e:{bad}")
+    with pytest.raises(EncoderError, match="not found"):
+        load_encoder(f"ge2e:{tmp_path / 'missing.pt'}")

@@ -1,0 +1,262 @@
+"""Benchmark stage keys are derived from settings, input content, model content and seed: a change in any
+of them recomputes the stage, no change recomputes nothing."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from voxanon.data import layout
+from voxanon.data.kaldi import DataDir, Trial, write_data_dir
+from voxanon.evaluation import evaluator as registry
+from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData, plan
+from voxanon.evaluation.results import RESULT_KINDS, register_kind
+from voxanon.jobs.benchmark.profiles import PROFILES
+from voxanon.jobs.benchmark.run import Benchmark, System, default_systems
+
+
+def _run(**over) -> RunSettings:
+    base = dict(splits=("test",), wer_splits=("test",), n_boot=10, seed=0, asr="whisper-tiny",
+                wer_normalization="spoken", pretrained="ge2e", quality_utts=2, quality_split="test",
+                rungs=("AA-backend", "AA-finetuned", "AA-semi"), ecapa_recipe="small", attacker_epochs=4,
+                finetune_epochs=2)
+    return RunSettings(**{**base, **over})
+
+
+def _set(path: Path, spk: str, gender: str, trials: bool = False) -> Path:
+    wav_dir = path.parent / "audio"
+    wav_dir.mkdir(parents=True, exist_ok=True)
+    data = DataDir()
+    for i in range(2):
+        utt = f"{spk}-{path.name}-{i}"
+        wav = wav_dir / f"{utt}.wav"
+        sf.write(wav, np.full(1600, 0.01 * (i + 1), dtype=np.float32), 16000, subtype="PCM_16")
+        data.wav_scp[utt], data.utt2spk[utt], data.text[utt] = str(wav), spk, "hello there"
+    data.spk2gender = {spk: gender}
+    if trials:
+        data.trials = [Trial(spk, u, True) for u in data.wav_scp]
+    write_data_dir(data, path)
+    return path
+
+
+@pytest.fixture
+def system(tmp_path) -> SystemData:
+    sets = {}
+    for root, tag in ((tmp_path / "orig", "o"), (tmp_path / "anon", "a")):
+        sets[tag] = {layout.TRAIN: _set(root / "train", "t1", "f")}
+        for split in ("dev", "test"):
+            sets[tag][layout.enrolls(split)] = _set(root / f"{split}_enrolls", "f1", "f")
+            for g in layout.GENDERS:
+                sets[tag][layout.trials(split, g)] = _set(root / f"{split}_trials_{g}", f"{g}1", g, trials=True)
+    return SystemData("sys", True, sets["a"], sets["o"])
+
+
+def _keys(evaluators, data, seed=0) -> dict[str, dict]:
+    return {e.name: e.key(data, seed) for e in evaluators if e.applies(data)}
+
+
+def test_nothing_changed_gives_the_same_keys(system):
+    assert _keys(plan(_run()), system) == _keys(plan(_run()), system)
+
+
+def test_seed_changes_every_key_and_the_anonymized_output_folder(system):
+    a, b = _keys(plan(_run()), system, seed=0), _keys(plan(_run()), system, seed=1)
+    assert all(a[k] != b[k] for k in a)
+    assert System("w", "world").key(0) != System("w", "world").key(1)
+
+
+RUNGS = {"privacy AA-backend test", "privacy AA-finetuned test", "privacy AA-semi test"}
+
+
+def test_encoder_changes_the_pretrained_attacks_rung_a_and_quality_only(system):
+    a, b = _keys(plan(_run()), system), _keys(plan(_run(pretrained="ecapa:other.pt")), system)
+    changed = {k for k in a if a[k] != b[k]}
+    # rung (b) fine-tunes GE2E whatever the pretrained attacker; (c) trains from scratch
+    assert changed == {"privacy OA test", "privacy AA-lazy test", "privacy AA-backend test", "quality"}
+
+
+def test_each_rung_key_changes_with_its_settings_only(system):
+    a = _keys(plan(_run()), system)
+    assert {k for k, v in _keys(plan(_run(attacker_epochs=8)), system).items() if v != a[k]} == {
+        "privacy AA-semi test"}
+    assert {k for k, v in _keys(plan(_run(ecapa_recipe="vpc")), system).items() if v != a[k]} == {
+        "privacy AA-semi test"}
+    assert {k for k, v in _keys(plan(_run(finetune_epochs=3)), system).items() if v != a[k]} == {
+        "privacy AA-finetuned test"}
+    assert set(_keys(plan(_run(rungs=("AA-backend",))), system)) & RUNGS == {"privacy AA-backend test"}
+
+
+def test_anonymized_training_and_dev_data_change_every_rung_and_nothing_else(system):
+    assert _changed(system, lambda: _rewrite_first_wav(system.sets[layout.TRAIN])) == RUNGS
+    assert _changed(system, lambda: _rewrite_first_wav(system.sets[layout.trials("dev", "m")])) == RUNGS
+    # the original training set is not what the anonymized system's attackers train on
+    assert _changed(system, lambda: _rewrite_first_wav(system.original[layout.TRAIN])) == set()
+
+
+def test_rungs_need_training_and_dev_sets(system):
+    ladder = plan(_run(), ["ladder"])
+    assert [e.name for e in ladder] == sorted(RUNGS) and all(e.applies(system) for e in ladder)
+    no_dev = SystemData("sys", True, {k: v for k, v in system.sets.items() if not k.startswith("dev")},
+                        system.original)
+    assert not any(e.applies(no_dev) for e in ladder)
+
+
+def test_a_rung_trains_once_per_system_for_every_split_and_again_when_its_data_change(tmp_path, system, monkeypatch):
+    from voxanon.evaluation import asv_training
+    from voxanon.evaluation.ladder import LadderEvaluator
+
+    calls = []
+
+    def fake_train(train_dir, dev_enroll, dev_trials, settings, out, *, seed, device, quiet):
+        calls.append((Path(train_dir), settings.epochs, seed))
+        return Path(out) / "best.pt", [{"epoch": 1, "loss": 2.0, "val_eer": 30.0},
+                                       {"epoch": 2, "loss": 1.0, "val_eer": 20.0}]
+
+    monkeypatch.setattr(asv_training, "train_ecapa", fake_train)
+    env = Env(tmp_path / "cache", quiet=True)
+    dev_ev, test_ev = LadderEvaluator.plan(_run(splits=("dev", "test"), rungs=("AA-semi",)))
+    assert dev_ev.slot == ("AA-semi", "dev") and test_ev.slot == ("AA-semi", "test")
+    trained = dev_ev.train(system, env)
+    assert test_ev.train(system, env) == trained and len(calls) == 1  # the test evaluator reuses the training
+    assert trained.val_eer == 20.0 and trained.model.startswith("ecapa:") and len(trained.history) == 2
+    assert calls[0][0] == system.sets[layout.TRAIN] and calls[0][1:] == (4, 0)
+    _rewrite_first_wav(system.sets[layout.TRAIN])
+    test_ev.train(system, env)
+    assert len(calls) == 2
+
+
+def test_anonymizer_parameters_change_the_system_key():
+    assert System("w", "world", {"warp_min": 0.9}).key(0) != System("w", "world", {"warp_min": 0.8}).key(0)
+    assert System("a", "world", {"warp_min": 0.9}).key(0) == System("b", "world", {"warp_min": 0.9}).key(0)
+
+
+def _rewrite_first_wav(data_dir: Path) -> None:
+    wav = Path((data_dir / "wav.scp").read_text().split()[1])
+    sf.write(wav, np.full(3200, 0.2, dtype=np.float32), 16000, subtype="PCM_16")  # new audio
+
+
+def _changed(system, change) -> set[str]:
+    before = _keys(plan(_run()), system)
+    change()
+    after = _keys(plan(_run()), system)
+    return {k for k in before if before[k] != after[k]}
+
+
+def test_corpus_content_changes_the_keys_that_read_it(system):
+    # the ignorant attacker enrolls on original speech; quality compares with the original trials
+    assert _changed(system, lambda: _rewrite_first_wav(system.original[layout.enrolls("test")])) == {"privacy OA test"}
+    assert _changed(system, lambda: _rewrite_first_wav(system.original[layout.trials("test", "f")])) == {"quality"}
+    anon_f = system.sets[layout.trials("test", "f")]
+    text = anon_f / "text"
+    assert _changed(system, lambda: text.write_text(text.read_text().replace("hello", "hullo"))) == {
+        "privacy OA test", "privacy AA-lazy test", "wer test", "quality"} | RUNGS
+
+
+# -- the loop itself: a registered evaluator is cached by its derived key ------------------------------
+@dataclass(frozen=True)
+class CountSettings:
+    factor: int
+
+
+@dataclass(frozen=True)
+class CountResult:
+    utterances: int
+
+
+class CountEvaluator(Evaluator):
+    """Counts the utterances of the enrollment set (a real, if small, evaluation of its input)."""
+
+    kind = "count"
+    Settings = CountSettings
+    runs = 0
+
+    @classmethod
+    def plan(cls, run):
+        return [cls(CountSettings(run.n_boot))]
+
+    def inputs(self, data):
+        return {"enroll": data.sets[layout.enrolls("test")]}
+
+    def run(self, data, env):
+        CountEvaluator.runs += 1
+        n = len((self.inputs(data)["enroll"] / "wav.scp").read_text().splitlines())
+        return CountResult(n * self.settings.factor)
+
+
+def _evaluate(bench, ev, system, env):
+    return bench._evaluate([(ev, system)], env)[system.label, ev.name]
+
+
+def test_benchmark_reuses_and_recomputes_a_registered_evaluator(tmp_path, system, monkeypatch):
+    monkeypatch.setitem(registry.EVALUATORS, "count", f"{__name__}:CountEvaluator")
+    monkeypatch.setitem(RESULT_KINDS, "count", (CountResult, 0))
+    bench = Benchmark(tmp_path / "out", PROFILES["quick"], [], seed=0, quiet=True)
+    env = Env(tmp_path / "cache", quiet=True)
+    [ev] = plan(_run(), ["count"])
+    CountEvaluator.runs = 0
+    assert _evaluate(bench, ev, system, env) == CountResult(2 * 10)
+    assert _evaluate(bench, ev, system, env) == CountResult(2 * 10) and CountEvaluator.runs == 1
+    assert bench.recomputed == ["count-sys"]
+    [ev5] = plan(_run(n_boot=5), ["count"])  # other settings
+    assert _evaluate(bench, ev5, system, env) == CountResult(2 * 5) and CountEvaluator.runs == 2
+    enroll = system.sets[layout.enrolls("test")]
+    os.utime(next((enroll.parent / "audio").iterdir()), ns=(1, 1))  # audio touched: content may differ
+    _evaluate(bench, ev5, system, env)
+    assert CountEvaluator.runs == 3
+    other_seed = Benchmark(tmp_path / "out", PROFILES["quick"], [], seed=1, quiet=True)
+    _evaluate(other_seed, ev5, system, env)
+    assert CountEvaluator.runs == 4
+
+
+class BrokenEvaluator(CountEvaluator):
+    """Fails in ``run`` (``factor`` 0) or already in its key, reading a set the system lacks (``factor`` 1)."""
+
+    kind = "broken"
+
+    @property
+    def slot(self):
+        return (str(self.settings.factor),)
+
+    def inputs(self, data):
+        return {"enroll": data.sets["no such set"]} if self.settings.factor == 1 else super().inputs(data)
+
+    def run(self, data, env):
+        raise ValueError("broken on purpose")
+
+
+def test_a_failing_evaluation_is_recorded_and_the_others_finish(tmp_path, system, monkeypatch):
+    monkeypatch.setitem(RESULT_KINDS, "count", (CountResult, 0))
+    bench = Benchmark(tmp_path / "out", PROFILES["quick"], [], seed=0, jobs=1, quiet=True)
+    count = CountEvaluator(CountSettings(3))
+    todo = [(BrokenEvaluator(CountSettings(0)), system), (BrokenEvaluator(CountSettings(1)), system), (count, system)]
+    assert bench._evaluate(todo, Env(tmp_path / "cache", quiet=True)) == {("sys", "count"): CountResult(2 * 3)}
+    assert bench.errors == {"sys": ["broken 1: KeyError: 'no such set'", "broken 0: ValueError: broken on purpose"]}
+    assert bench.recomputed == ["count-sys"]  # a failure is not saved: the next run tries again
+
+
+def test_register_kind_refuses_a_clash():
+    with pytest.raises(ValueError, match="already registered"):
+        register_kind("privacy", CountResult, 0)
+
+
+def test_the_neural_profile_measures_the_shipped_models_as_the_main_job_measures_the_rest():
+    """Same corpus, attackers and measures as the default (so it reuses a main job's folder); its systems run
+    offline without settings."""
+    neural, main = PROFILES["neural"], PROFILES["default"]
+    assert replace(neural, name=main.name, systems=main.systems, check_asrs=main.check_asrs) == main
+    assert neural.check_asrs == ("pocketsphinx",) and not main.check_asrs  # LTF learnt against Whisper
+    assert [(s.label, s.params) for s in default_systems(neural)] == [("original", {}), ("ltf", {}), ("f3va", {})]
+
+
+def test_a_second_recogniser_adds_its_wer_and_leaves_the_runs_own_cached(system):
+    """A run with pocketsphinx beside Whisper (the neural profile) plans one more WER per split and keeps every
+    other key, so it reuses a main job's results."""
+    a, b = _keys(plan(_run()), system), _keys(plan(_run(check_asrs=("pocketsphinx",))), system)
+    assert set(b) - set(a) == {"wer_check pocketsphinx test"}
+    assert all(b[k] == a[k] for k in a)
+    assert b["wer_check pocketsphinx test"]["models"] != a["wer test"]["models"]
