@@ -26,11 +26,16 @@ import argparse
 import time
 
 import numpy as np
-from legal_eval.metrics import ConversationScores
-from legal_eval.metrics import linkability as legal_linkability
-from legal_eval.metrics import singling_out as legal_singling_out
 
-import legal_eval.io
+try:
+    import legal_eval.io
+    from legal_eval.metrics import ConversationScores
+    from legal_eval.metrics import linkability as legal_linkability
+    from legal_eval.metrics import singling_out as legal_singling_out
+except ImportError:
+    raise SystemExit("bench_legal_metrics needs the reference package: "
+                     "pip install voice-anonymization-legal-eval==2.1.0") from None
+
 from voxanon.metrics import (
     ScoreMatrix,
     beyond_eer,
