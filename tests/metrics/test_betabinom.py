@@ -4,7 +4,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize, stats
 
-from voxanon.metrics.betabinom import LOG_BOUNDS, beta_binomial_logpmf, fit_beta_binomial
+from voxanon.metrics.betabinom import (
+    LOG_BOUNDS,
+    beta_binomial_logpmf,
+    fit_beta_binomial,
+)
 
 
 def _reference_nll(row: np.ndarray) -> float:

@@ -3,10 +3,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.helpers.metrics_reference import tie_break_ranks
+from tests.helpers.score_strategies import score_matrices
 from voxanon.metrics import ScoreMatrix, rank1_linkability
-
-from .reference import tie_break_ranks
-from .strategies import score_matrices
 
 
 def test_perfectly_separated_scores_link_every_trial():

@@ -4,10 +4,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import norm
 
+from tests.helpers.metrics_reference import interpolated_roc_tpr
 from voxanon.errors import ConfigError
 from voxanon.metrics import tpr_at_fpr
-
-from .reference import interpolated_roc_tpr
 
 _integer_scores = st.lists(st.integers(-5, 5), min_size=1, max_size=30).map(lambda v: np.array(v, float))
 

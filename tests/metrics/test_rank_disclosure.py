@@ -2,11 +2,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 
+from tests.helpers.metrics_reference import tie_break_ranks
+from tests.helpers.score_strategies import score_matrices
 from voxanon.errors import ConfigError
 from voxanon.metrics import ScoreMatrix, rank_disclosure
-
-from .reference import tie_break_ranks
-from .strategies import score_matrices
 
 
 def _entropy(p) -> float:

@@ -2,11 +2,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 
+from tests.helpers.metrics_reference import tie_break_ranks
+from tests.helpers.score_strategies import score_matrices
 from voxanon.metrics import ScoreMatrix, _ranks
 from voxanon.metrics._ranks import rank_counts, true_ranks
-
-from .reference import tie_break_ranks
-from .strategies import score_matrices
 
 
 @given(score_matrices())

@@ -3,11 +3,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.helpers.metrics_reference import enumerated_isolation
+from tests.helpers.score_strategies import score_matrices
 from voxanon.errors import ConfigError
-from voxanon.metrics import ScoreMatrix, ScoreMatrixError, isolation_thresholds, singling_out
-
-from .reference import enumerated_isolation
-from .strategies import score_matrices
+from voxanon.metrics import (
+    ScoreMatrix,
+    ScoreMatrixError,
+    isolation_thresholds,
+    singling_out,
+)
 
 
 def _separated(n_speakers: int, per_speaker: int, seed: int) -> ScoreMatrix:
