@@ -7,9 +7,9 @@ tried against every speaker (one mixed-gender list, pooled EER as voxanon.metric
 
 Encoders: GE2E (resemblyzer), the int8 ONNX d-vector, its float PyTorch port, and the ONNX model with the
 log floor 1e-6 that its metadata names for the mask predictor instead of the wheel's d-vector floor 1e-10
-(see :mod:`voxanon.models.speaker.dvector`). Speed: real-time factor (wall seconds / audio seconds, best of ``--repeat``) of each encoder over the
-``--rtf-utts`` longest clips, on one thread (ONNX Runtime intra-op 1, torch 1), batched as each encoder
-batches.
+(see :mod:`voxanon.models.speaker.dvector`). Speed: real-time factor (wall seconds / audio seconds, best of
+``--repeat``) of each encoder over the ``--rtf-utts`` longest clips, on one thread (ONNX Runtime intra-op 1,
+torch 1), batched as each encoder batches.
 
 Usage: OMP_NUM_THREADS=1 python benchmarks/bench_dvector.py [--enroll 3] [--rtf-utts 12] [--repeat 2]
 """

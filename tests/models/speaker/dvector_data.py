@@ -45,8 +45,8 @@ def write_quantised(net: DVectorNet, path: Path, per_channel: bool, metadata: di
     with warnings.catch_warnings():  # the TorchScript exporter's deprecation and tracing notes
         warnings.simplefilter("ignore")
         torch.onnx.export(net.eval(), (windows,), str(float_path), input_names=["mel_window"],
-                          output_names=["embedding"], dynamic_axes={"mel_window": {0: "batch"}, "embedding": {0: "batch"}},
-                          opset_version=17, dynamo=False)
+                          output_names=["embedding"], opset_version=17, dynamo=False,
+                          dynamic_axes={"mel_window": {0: "batch"}, "embedding": {0: "batch"}})
     quantize_dynamic(str(float_path), str(path), per_channel=per_channel, weight_type=QuantType.QInt8)
     model = onnx.load(str(path))
     props = metadata if metadata is not None else {
