@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from voxanon.audio.synthetic import speech_like
+from voxanon.metrics.text import normalize_vpc
 from voxanon.models.asr import AsrError, load_asr
 from voxanon.models.asr.vpc2024 import Vpc2024Asr, ctc_greedy
 
@@ -20,8 +21,13 @@ from ..sb.kit_folders import (
     ASR_HPARAMS, LV60, SMALL_LV60, reference_asr_log_probs, reference_greedy, vanilla_nn_shapes, wav2vec2_shapes,
     write_asr_folder)
 
-spm = pytest.importorskip("sentencepiece")
+pytest.importorskip("transformers")
 torch.set_num_threads(1)
+try:                                       # the kit's tokenizer is a sentencepiece model (the optional vpc extra)
+    import sentencepiece as spm
+except ImportError:
+    spm = None
+needs_sentencepiece = pytest.mark.skipif(spm is None, reason="needs sentencepiece: pip install 'voxanon[vpc]'")
 
 #: utterance lengths in wav.scp order (ties keep that order in the kit's stable sort); 10 make two batches of 8
 LENGTHS = [9000, 16000, 5000, 12000, 16000, 7000, 400, 11000, 3000, 14000]
@@ -59,12 +65,14 @@ def test_greedy_ctc_on_known_logits():
     assert ctc_greedy(log_probs, torch.tensor([0.0, 0.04]), blank=0) == [[], []]
 
 
+@needs_sentencepiece
 def test_sentencepiece_tokenizer_turns_ids_into_the_kits_text(kit):
     folder, _ = kit
     asr = Vpc2024Asr(folder)
     sp = spm.SentencePieceProcessor(model_file=str(folder / "tokenizer.ckpt"))
     ids = sp.encode("HE SAID IT'S A PITY")
     assert asr.tokenizer.decode(ids) == "HE SAID IT'S A PITY" and 0 not in ids
+    assert normalize_vpc(asr.tokenizer.decode(ids)) == asr.tokenizer.decode(ids)   # scored as the kit scores it
     # what the greedy decoder gives from CTC frames with blanks and repeats
     frames = [0, ids[0], ids[0], 0, *[t for i in ids[1:] for t in (i, i, 0)]]
     log_probs = torch.nn.functional.one_hot(torch.tensor(frames), sp.get_piece_size()).float()[None].log()
@@ -73,6 +81,7 @@ def test_sentencepiece_tokenizer_turns_ids_into_the_kits_text(kit):
         asr.tokenizer.decode([3, 29])
 
 
+@needs_sentencepiece
 def test_transcripts_equal_the_kits_batches_and_the_reference(kit, wavs):
     folder, states = kit
     asr = load_asr(f"vpc2024:{folder}")
@@ -116,6 +125,7 @@ def test_sequential_dnn_and_ctc_text_encoder(tmp_path, wavs):
     assert texts == ["".join(labels[t] for t in ids) for ids in reference_greedy(ref, [len(w) for w in batch])]
 
 
+@needs_sentencepiece
 def test_latest_ckpt_folder_is_used(tmp_path):
     write_asr_folder(tmp_path / "asr" / "CKPT+2", seed=1)
     write_asr_folder(tmp_path / "asr" / "CKPT+10", seed=2)
@@ -151,6 +161,7 @@ def test_full_size_keys_and_shapes(tmp_path, monkeypatch):
     assert lobe.receptive_field == 400 and list(encoder) == ["wav2vec2", "enc", "ctc_lin", "log_softmax"]
 
 
+@needs_sentencepiece
 def test_wrong_folders_name_the_first_wrong_key(tmp_path, kit):
     folder, states = kit
 
@@ -187,6 +198,15 @@ def test_wrong_folders_name_the_first_wrong_key(tmp_path, kit):
         load_asr(variant("g", **{"hyperparams.yaml": None}))
     with pytest.raises(AsrError, match="expected a state dict of tensors"):
         load_asr(variant("h", **{"asr.ckpt": {"model": "x"}}))
+    hparams = (folder / "hyperparams.yaml").read_text()
+    for name, (old, new), message in [
+        ("i", ("ctc_greedy_decode", "S2SRNNBeamSearcher"), "is not speechbrain's greedy CTC decoder"),
+        ("j", ("torch.nn.LeakyReLU", "torch.nn.PReLU"), r"activation 'torch.nn.PReLU' is not supported"),
+        ("k", ("wav2vec2_hub: facebook/wav2vec2-large-960h-lv60-self", "wav2vec2_hub: facebook/wav2vec2-xls-r-300m"),
+         r"source 'facebook/wav2vec2-xls-r-300m' needs its config.json"),
+    ]:
+        with pytest.raises(AsrError, match=message):
+            load_asr(variant(name, **{"hyperparams.yaml": hparams.replace(old, new).encode()}))
     with pytest.raises(AsrError, match="is not a folder"):
         load_asr(f"vpc2024:{tmp_path / 'nowhere'}")
     with pytest.raises(AsrError, match="needs 400 or more"):

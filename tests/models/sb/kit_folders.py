@@ -114,12 +114,14 @@ pretrainer: !new:speechbrain.utils.parameter_transfer.Pretrainer
       tokenizer: !ref <tokenizer>
 """
 
-#: the speechbrain 1.x style: a Sequential of Linear/BatchNorm1d/LeakyReLU/Dropout and a CTCTextEncoder
-ASR_HPARAMS_SEQUENTIAL = """\
-wav2vec2_hub: facebook/wav2vec2-large-960h-lv60-self
-dnn_neurons: {dnn}
-output_neurons: {n_out}
-blank_index: 0
+#: the speechbrain 1.x style: a Sequential of Linear/BatchNorm1d/LeakyReLU/Dropout, 1.x's lobe, a CTCTextEncoder
+ASR_HPARAMS_SEQUENTIAL = ASR_HPARAMS.replace("""\
+enc: !new:speechbrain.lobes.models.VanillaNN.VanillaNN
+   input_shape: [null, null, {hidden}]
+   activation: !ref <activation>
+   dnn_blocks: !ref <dnn_layers>
+   dnn_neurons: !ref <dnn_neurons>
+""", """\
 enc: !new:speechbrain.nnet.containers.Sequential
    input_shape: [null, null, {hidden}]
    linear1: !name:speechbrain.nnet.linear.Linear
@@ -134,34 +136,9 @@ enc: !new:speechbrain.nnet.containers.Sequential
       bias: True
    bn2: !name:speechbrain.nnet.normalization.BatchNorm1d
    activation2: !new:torch.nn.LeakyReLU
-wav2vec2: !new:speechbrain.lobes.models.huggingface_transformers.wav2vec2.Wav2Vec2
-   source: !ref <wav2vec2_hub>
-   output_norm: True
-   freeze: True
-   save_path: wav2vec2_checkpoint
-ctc_lin: !new:speechbrain.nnet.linear.Linear
-   input_size: !ref <dnn_neurons>
-   n_neurons: !ref <output_neurons>
-log_softmax: !new:speechbrain.nnet.activations.Softmax
-   apply_log: True
-asr_model: !new:torch.nn.ModuleList
-   - [!ref <enc>, !ref <ctc_lin>]
-tokenizer: !new:speechbrain.dataio.encoder.CTCTextEncoder
-encoder: !new:speechbrain.nnet.containers.LengthsCapableSequential
-   wav2vec2: !ref <wav2vec2>
-   enc: !ref <enc>
-   ctc_lin: !ref <ctc_lin>
-   log_softmax: !ref <log_softmax>
-decoding_function: !name:speechbrain.decoders.ctc_greedy_decode
-   blank_id: !ref <blank_index>
-modules:
-   encoder: !ref <encoder>
-pretrainer: !new:speechbrain.utils.parameter_transfer.Pretrainer
-   loadables:
-      wav2vec2: !ref <wav2vec2>
-      asr: !ref <asr_model>
-      tokenizer: !ref <tokenizer>
-"""
+""").replace("lobes.models.huggingface_wav2vec.HuggingFaceWav2Vec2",
+             "lobes.models.huggingface_transformers.wav2vec2.Wav2Vec2").replace(
+    "sentencepiece.SentencePieceProcessor", "speechbrain.dataio.encoder.CTCTextEncoder")
 
 SER_HPARAMS = """\
 # the layout of speechbrain/emotion-recognition-wav2vec2-IEMOCAP (the interface the kit loads); sizes of this test

@@ -36,7 +36,8 @@ def test_kit_hyperparams_resolve_with_identity(tmp_path):
 def test_string_references_copies_and_nested_keys(tmp_path):
     path = tmp_path / "h.yaml"
     path.write_text(SER_HPARAMS.format(hidden=768) + "deep: {a: [1, {b: x}]}\nfar: !ref <deep[a][1][b]>\n"
-                    "copied: !copy <output_mlp>\nscalar_tag: !PLACEHOLDER\nseed: !apply:torch.manual_seed [3]\n")
+                    "copied: !copy <output_mlp>\nscalar_tag: !PLACEHOLDER\nseed: !apply:torch.manual_seed [3]\n"
+                    "numbers: [1e-5, 1.e-8, -2E+3, 12, 0x1f, '1e-5']\n")
     hp = load_hparams(path)
     assert hp["pretrainer"].kwargs["paths"]["label_encoder"] == \
         "speechbrain/emotion-recognition-wav2vec2-IEMOCAP/label_encoder.txt"
@@ -45,6 +46,7 @@ def test_string_references_copies_and_nested_keys(tmp_path):
     assert hp["copied"] is not hp["output_mlp"] and hp["copied"].kwargs == hp["output_mlp"].kwargs
     assert (hp["scalar_tag"].kind, hp["scalar_tag"].args) == ("PLACEHOLDER", [])
     assert (hp["seed"].kind, hp["seed"].target, hp["seed"].args) == ("apply", "torch.manual_seed", [3])
+    assert hp["numbers"] == [1e-5, 1e-8, -2000.0, 12, 31, "1e-5"] and isinstance(hp["numbers"][0], float)
 
 
 @pytest.mark.parametrize("text, message", [

@@ -22,6 +22,7 @@ from voxanon.models.ser.vpc2024 import Vpc2024Ser, load_vpc2024_ser_folds
 from ..sb.kit_folders import (
     BASE, IEMOCAP_ORDER, LABEL_ENCODER, SER_HPARAMS, SMALL_BASE, reference_ser_proba, wav2vec2_shapes, write_ser_fold)
 
+pytest.importorskip("transformers")
 torch.set_num_threads(1)
 #: EMOTIONS columns in the classifier's (IEMOCAP label encoder's) order
 COLUMNS = [IEMOCAP_ORDER.index(e) for e in EMOTIONS]

@@ -10,7 +10,8 @@ HyperPyYAML tags build objects when speechbrain loads a file; here they stay dat
   two references to ``<enc>`` give the same :class:`Node`; references inside a
   longer string are substituted as text (``!ref <folder>/x`` gives a path);
   HyperPyYAML's arithmetic on references (``!ref <a> * 2``) is not evaluated;
-- ``!copy <key>`` is a deep copy of that value.
+- ``!copy <key>`` is a deep copy of that value;
+- numbers are read as YAML 1.2 reads them (``1e-5`` is a float).
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ def _construct(loader: _Loader, suffix: str, node: yaml.Node) -> object:
 
 
 _Loader.add_multi_constructor("!", _construct)
+# YAML 1.2 (HyperPyYAML's ruamel) reads 1e-5 as a float; PyYAML's YAML 1.1 rules need a dot
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9]+[eE][-+]?[0-9]+$"),
+                              list("-+0123456789"))
 
 
 class _Resolver:

@@ -2,9 +2,9 @@
 
 A loadable is either a module node (its file holds that module's state dict)
 or a ``torch.nn.ModuleList`` of module nodes (``[enc, ctc_lin]``: keys
-``0.*``, ``1.*``). Every built module with parameters must be held by exactly
-one loadable, and every file must hold exactly the keys and shapes of the
-modules it fills; the first missing, unexpected or mis-shaped key is named.
+``0.*``, ``1.*``). Every tensor of the built modules must come from a
+loadable, and every file must hold exactly the keys and shapes of the modules
+it fills; the first missing, unexpected or mis-shaped key is named.
 Weight-normed convolutions may be stored the old way (``weight_g``/``weight_v``)
 or as parametrizations (``parametrizations.weight.original0/1``); both load.
 """
@@ -31,9 +31,9 @@ def read_state(path: Path) -> dict[str, torch.Tensor]:
     return {k: v.float() if v.is_floating_point() else v for k, v in state.items()}
 
 
-def file_naming(state: dict[str, torch.Tensor], key: str) -> str:
-    """``key`` (a module's state-dict name) as ``state`` spells it: legacy weight-norm names if it uses them."""
-    if any(k.endswith(_LEGACY) for k in state):
+def file_naming(key: str, legacy: bool) -> str:
+    """``key`` (a module's state-dict name) as a file spells it: with ``weight_g``/``weight_v`` if ``legacy``."""
+    if legacy:
         for new, old in zip(_PARAMETRIZED, _LEGACY):
             if key.endswith(new):
                 return key[: -len(new)] + old
@@ -76,7 +76,8 @@ def check_filled(model: nn.Module, where: Path) -> None:
 
 def fill(parts: dict[str, nn.Module], path: Path, state: dict[str, torch.Tensor]) -> None:
     """Assign ``state`` (the file at ``path``) to ``parts`` (modules by key prefix), checked key by key."""
-    expected = {file_naming(state, prefix + k): (prefix, k, tuple(v.shape))
+    legacy = any(k.endswith(_LEGACY) for k in state)
+    expected = {file_naming(prefix + k, legacy): (prefix, k, tuple(v.shape))
                 for prefix, module in parts.items() for k, v in module.state_dict().items()}
     check_state_keys(state, {k: shape for k, (_, _, shape) in expected.items()}, str(path), SbFolderError,
                      "is this file the kit's checkpoint for this hyperparams file?")
