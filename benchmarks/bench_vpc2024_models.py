@@ -30,19 +30,19 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.models.sb.kit_folders import (  # noqa: E402
+from tests.models.sb.kit_folders import (
     BASE, LV60, SMALL_BASE, SMALL_LV60, write_asr_folder, write_ser_fold)
-from voxanon.audio.synthetic import speech_like  # noqa: E402
-from voxanon.models.asr.vpc2024 import Vpc2024Asr  # noqa: E402
-from voxanon.models.ser.vpc2024 import Vpc2024Ser  # noqa: E402
+from voxanon.audio.synthetic import speech_like
+from voxanon.models.asr.vpc2024 import Vpc2024Asr
+from voxanon.models.ser.vpc2024 import Vpc2024Ser
 
 
-def rtf(run, seconds: float, repeats: int) -> float:
-    """Median process CPU seconds per audio second of ``run()``."""
+def rtf(run, wav, seconds: float, repeats: int) -> float:
+    """Median process CPU seconds per audio second of ``run([wav], 16000)``."""
     times = []
     for _ in range(repeats):
         t0 = time.process_time()
-        run()
+        run([wav], 16000)
         times.append((time.process_time() - t0) / seconds)
     return statistics.median(times)
 
@@ -71,9 +71,9 @@ def main() -> None:
             n_asr = sum(p.numel() for p in asr.encoder.parameters())
             n_ser = sum(p.numel() for p in ser.lobe.parameters()) + sum(p.numel() for p in ser.mlp.parameters())
             print(f"{size:5s} ASR {n_asr / 1e6:8.3f} M params  load {load_asr:5.1f} s  "
-                  f"RTF {rtf(lambda: asr.transcribe([wav], 16000), args.seconds, args.repeats):.3f}")
+                  f"RTF {rtf(asr.transcribe, wav, args.seconds, args.repeats):.3f}")
             print(f"{size:5s} SER {n_ser / 1e6:8.3f} M params  load {load_ser:5.1f} s  "
-                  f"RTF {rtf(lambda: ser.predict_proba([wav], 16000), args.seconds, args.repeats):.3f}")
+                  f"RTF {rtf(ser.predict_proba, wav, args.seconds, args.repeats):.3f}")
             del asr, ser
 
 

@@ -333,6 +333,23 @@ def _ln(x: torch.Tensor, state: dict, key: str) -> torch.Tensor:
     return F.layer_norm(x, x.shape[-1:], state[key + ".weight"], state[key + ".bias"], eps=1e-5)
 
 
+def _attention(s: dict, p: str, heads: int, h: torch.Tensor) -> torch.Tensor:
+    """Multi-head self-attention of layer ``p`` on ``(batch, frames, dims)``, no mask."""
+    b, n, d = h.shape
+    q, k, v = (F.linear(h, s[p + f"attention.{c}_proj.weight"], s[p + f"attention.{c}_proj.bias"])
+               .view(b, n, heads, d // heads).transpose(1, 2) for c in "qkv")
+    a = torch.softmax(q @ k.transpose(-1, -2) / (d // heads) ** 0.5, dim=-1) @ v
+    return F.linear(a.transpose(1, 2).reshape(b, n, d), s[p + "attention.out_proj.weight"],
+                    s[p + "attention.out_proj.bias"])
+
+
+def _feed_forward(s: dict, p: str, h: torch.Tensor) -> torch.Tensor:
+    """The feed-forward block of layer ``p``."""
+    h = F.linear(h, s[p + "feed_forward.intermediate_dense.weight"], s[p + "feed_forward.intermediate_dense.bias"])
+    h = F.gelu(h)
+    return F.linear(h, s[p + "feed_forward.output_dense.weight"], s[p + "feed_forward.output_dense.bias"])
+
+
 def reference_wav2vec2(state: dict, cfg: dict, wav: torch.Tensor) -> torch.Tensor:
     """transformers-free wav2vec2 of ``(batch, samples)``, no attention mask: ``(batch, frames, hidden)``."""
     s = {k[len("model."):]: v for k, v in state.items()}
@@ -360,26 +377,12 @@ def reference_wav2vec2(state: dict, cfg: dict, wav: torch.Tensor) -> torch.Tenso
     heads = cfg["num_attention_heads"]
     for i in range(cfg["num_hidden_layers"]):
         p = f"encoder.layers.{i}."
-
-        def attention(h):
-            b, n, d = h.shape
-            q, kk, vv = (F.linear(h, s[p + f"attention.{c}_proj.weight"], s[p + f"attention.{c}_proj.bias"])
-                         .view(b, n, heads, d // heads).transpose(1, 2) for c in "qkv")
-            a = torch.softmax(q @ kk.transpose(-1, -2) / (d // heads) ** 0.5, dim=-1) @ vv
-            return F.linear(a.transpose(1, 2).reshape(b, n, d), s[p + "attention.out_proj.weight"],
-                            s[p + "attention.out_proj.bias"])
-
-        def feed_forward(h):
-            h = F.gelu(F.linear(h, s[p + "feed_forward.intermediate_dense.weight"],
-                                s[p + "feed_forward.intermediate_dense.bias"]))
-            return F.linear(h, s[p + "feed_forward.output_dense.weight"], s[p + "feed_forward.output_dense.bias"])
-
         if stable:                                                     # pre-LN layers, final norm after the stack
-            x = x + attention(_ln(x, s, p + "layer_norm"))
-            x = x + feed_forward(_ln(x, s, p + "final_layer_norm"))
+            x = x + _attention(s, p, heads, _ln(x, s, p + "layer_norm"))
+            x = x + _feed_forward(s, p, _ln(x, s, p + "final_layer_norm"))
         else:                                                          # post-LN layers
-            x = _ln(x + attention(x), s, p + "layer_norm")
-            x = _ln(x + feed_forward(x), s, p + "final_layer_norm")
+            x = _ln(x + _attention(s, p, heads, x), s, p + "layer_norm")
+            x = _ln(x + _feed_forward(s, p, x), s, p + "final_layer_norm")
     return _ln(x, s, "encoder.layer_norm") if stable else x
 
 

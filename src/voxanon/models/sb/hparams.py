@@ -145,7 +145,7 @@ def load_hparams(path: str | os.PathLike) -> dict[str, Any]:
     """The top-level mapping of a HyperPyYAML file, tags as :class:`Node`, references resolved."""
     path = Path(path)
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - a safe loader subclass
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
     except FileNotFoundError:
         raise SbFolderError(f"{path} not found: a speechbrain model folder needs its {HPARAMS_FILE}") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
