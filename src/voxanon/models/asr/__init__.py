@@ -19,6 +19,10 @@ Backends (``load_asr(spec)``):
 ``ctc:<model.pt>``
     A character CTC model trained here (:mod:`voxanon.models.asr.ctc`, e.g.
     by the ASR learnability evaluation), greedy decoding.
+``vpc2024:<exp/asr>``
+    The VPC 2024 kit's own evaluation ASR (speechbrain EncoderASR: wav2vec2 +
+    DNN + CTC, :mod:`voxanon.models.asr.vpc2024`) read from the kit's folder
+    without speechbrain; its tokenizer needs ``sentencepiece`` (the ``vpc`` extra).
 
 Every backend decodes 16 kHz audio; :meth:`AsrBackend.transcribe` resamples.
 """
@@ -38,8 +42,9 @@ def load_asr(spec: str = DEFAULT_ASR, *, device: str = "cpu", threads: int = 0) 
 
     Parameters
     ----------
-    spec : ``whisper-tiny``, ``pocketsphinx``, ``wav2vec2:<dir or hub name>`` or ``ctc:<model.pt>``
-    device : ``cpu`` or ``cuda`` (whisper and wav2vec2)
+    spec : ``whisper-tiny``, ``pocketsphinx``, ``wav2vec2:<dir or hub name>``, ``ctc:<model.pt>`` or
+        ``vpc2024:<the kit's exp/asr folder>``
+    device : ``cpu`` or ``cuda`` (whisper, wav2vec2, ctc and vpc2024)
     threads : CPU threads (0: the library default)
     """
     if spec == "whisper-tiny":
@@ -58,5 +63,9 @@ def load_asr(spec: str = DEFAULT_ASR, *, device: str = "cpu", threads: int = 0) 
         from voxanon.models.asr.ctc import CtcAsr
 
         return CtcAsr(spec[len("ctc:"):], device=device)
-    raise AsrError(f"unknown ASR backend {spec!r}; use whisper-tiny, pocketsphinx, wav2vec2:<dir or hub name> "
-                   "or ctc:<model.pt>")
+    if spec.startswith("vpc2024:") and len(spec) > len("vpc2024:"):
+        from voxanon.models.asr.vpc2024 import Vpc2024Asr
+
+        return Vpc2024Asr(spec[len("vpc2024:"):], device=device, threads=threads)
+    raise AsrError(f"unknown ASR backend {spec!r}; use whisper-tiny, pocketsphinx, wav2vec2:<dir or hub name>, "
+                   "ctc:<model.pt> or vpc2024:<exp/asr folder>")

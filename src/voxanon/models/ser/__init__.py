@@ -1,6 +1,6 @@
 """Speech emotion recognition (SER) models behind one interface.
 
-Two kinds, both loaded with :func:`load_ser`:
+Three kinds, loaded with :func:`load_ser`:
 
 ``voxanon:<checkpoint.pt>``
     :class:`CompactSER`, our own network trained with :func:`fit` (one per
@@ -26,11 +26,21 @@ from voxanon.models.ser.base import EmotionRecognizer, SERError
 __all__ = ["EmotionRecognizer", "SERError", "load_ser"]
 
 
-def load_ser(spec: str) -> EmotionRecognizer:
-    """Load an SER from ``"voxanon:<checkpoint.pt>"`` or ``"transformers:<dir or hub name>"``."""
+def load_ser(spec: str, *, device: str = "cpu") -> EmotionRecognizer:
+    """Load an SER from ``"voxanon:<checkpoint.pt>"``, ``"transformers:<dir or hub name>"`` or ``"vpc2024:<fold dir>"``.
+
+    ``device`` (``cpu`` or ``cuda``) is honoured by ``vpc2024``; the other kinds run on the CPU.
+    """
     kind, sep, source = spec.partition(":")
     if not sep or not source:
-        raise SERError(f"SER spec {spec!r}: expected 'voxanon:<checkpoint.pt>' or 'transformers:<dir or name>'")
+        raise SERError(f"SER spec {spec!r}: expected 'voxanon:<checkpoint.pt>', 'transformers:<dir or name>' "
+                       "or 'vpc2024:<exp/ser/fold_k>'")
+    if kind == "vpc2024":
+        from voxanon.models.ser.vpc2024 import Vpc2024Ser
+
+        return Vpc2024Ser(source, device=device)
+    if device != "cpu":
+        raise SERError(f"SER spec {spec!r}: {kind} models run on the CPU only (device {device!r} asked for)")
     if kind == "voxanon":
         from voxanon.models.ser.compact import CompactSER
 
@@ -39,4 +49,4 @@ def load_ser(spec: str) -> EmotionRecognizer:
         from voxanon.models.ser.hf import TransformersSER
 
         return TransformersSER(source)
-    raise SERError(f"SER spec {spec!r}: unknown kind {kind!r} (use 'voxanon' or 'transformers')")
+    raise SERError(f"SER spec {spec!r}: unknown kind {kind!r} (use 'voxanon', 'transformers' or 'vpc2024')")

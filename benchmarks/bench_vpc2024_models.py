@@ -1,0 +1,81 @@
+"""The VPC 2024 kit's ASR (``exp/asr``) and SER (``exp/ser`` fold) through voxanon: load time and CPU speed.
+
+The real checkpoints are not on these machines: the kit-shaped folders are
+generated with random weights (``tests/models/sb/kit_folders.py``: the kit's
+file names, hyperparams layout and keys), at the test sizes (``small``) and at
+the real sizes (``full``: asr-wav2vec2-librispeech, 317.6 M parameters, 1.27 GB;
+an IEMOCAP fold on wav2vec2-base, 94.4 M, 0.38 GB), written to a temporary
+folder. Measured in one run, on one CPU thread:
+
+- load: wall seconds of ``load_asr("vpc2024:<exp/asr>")`` / ``load_ser("vpc2024:<fold>")``
+  (hyperparams, ``torch.load``, key checks, the files' sha256 for the model name);
+- speed: real-time factor (process CPU seconds per audio second, median of
+  ``--repeats``) of ``transcribe`` / ``predict_proba`` on one ``--seconds`` long
+  speech-like utterance.
+
+Usage: ``python benchmarks/bench_vpc2024_models.py [--sizes small full] [--seconds 10] [--repeats 3]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.models.sb.kit_folders import (
+    BASE, LV60, SMALL_BASE, SMALL_LV60, write_asr_folder, write_ser_fold)
+from voxanon.audio.synthetic import speech_like
+from voxanon.models.asr.vpc2024 import Vpc2024Asr
+from voxanon.models.ser.vpc2024 import Vpc2024Ser
+
+
+def rtf(run, wav, seconds: float, repeats: int) -> float:
+    """Median process CPU seconds per audio second of ``run([wav], 16000)``."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.process_time()
+        run([wav], 16000)
+        times.append((time.process_time() - t0) / seconds)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", nargs="+", choices=("small", "full"), default=["small", "full"])
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    wav = speech_like(args.seconds, seed=0)
+    sizes = {"small": (SMALL_LV60, 48, SMALL_BASE), "full": (LV60, 1024, BASE)}
+    print(f"one {args.seconds:g}-s utterance, 1 thread, median of {args.repeats}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in args.sizes:
+            asr_cfg, dnn, ser_cfg = sizes[size]
+            write_asr_folder(Path(tmp) / size / "exp" / "asr", asr_cfg, dnn=dnn)
+            write_ser_fold(Path(tmp) / size / "exp" / "ser" / "fold_1" / "CKPT+1", ser_cfg)
+            t0 = time.perf_counter()
+            asr = Vpc2024Asr(Path(tmp) / size / "exp" / "asr", threads=1)
+            load_asr = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            ser = Vpc2024Ser(Path(tmp) / size / "exp" / "ser" / "fold_1")
+            load_ser = time.perf_counter() - t0
+            n_asr = sum(p.numel() for p in asr.encoder.parameters())
+            n_ser = sum(p.numel() for p in ser.lobe.parameters()) + sum(p.numel() for p in ser.mlp.parameters())
+            print(f"{size:5s} ASR {n_asr / 1e6:8.3f} M params  load {load_asr:5.1f} s  "
+                  f"RTF {rtf(asr.transcribe, wav, args.seconds, args.repeats):.3f}")
+            print(f"{size:5s} SER {n_ser / 1e6:8.3f} M params  load {load_ser:5.1f} s  "
+                  f"RTF {rtf(ser.predict_proba, wav, args.seconds, args.repeats):.3f}")
+            del asr, ser
+
+
+if __name__ == "__main__":
+    main()
