@@ -179,12 +179,19 @@ def read_checkpoint(path: str | os.PathLike) -> tuple[dict, dict[str, torch.Tens
 
 def load_unilm_wavlm(path: str | os.PathLike):
     """transformers ``WavLMModel`` (eval mode) holding the weights of a unilm-layout checkpoint."""
+    cfg, state = read_checkpoint(path)
+    return wavlm_from_state(cfg, state, f"WavLM checkpoint {os.fspath(path)}")
+
+
+def wavlm_from_state(cfg: Mapping, state: Mapping[str, torch.Tensor], what: str):
+    """transformers ``WavLMModel`` (eval mode) holding a unilm ``cfg`` and state dict (``what`` names them).
+
+    The model is built on the meta device and takes the tensors as they are
+    (meta tensors give a meta model: a shape check that allocates nothing).
+    """
     from transformers import WavLMModel
 
-    cfg, state = read_checkpoint(path)
-    config = transformers_config(cfg)
     with torch.device("meta"):
-        model = WavLMModel(config)
-    weights = convert_state(state, cfg, model.state_dict(), f"WavLM checkpoint {os.fspath(path)}")
-    model.load_state_dict(weights, strict=True, assign=True)
+        model = WavLMModel(transformers_config(cfg))
+    model.load_state_dict(convert_state(state, cfg, model.state_dict(), what), strict=True, assign=True)
     return model.eval()

@@ -15,6 +15,9 @@ Specs
     An ECAPA-TDNN trained with ``voxanon attacker train``.
 ``speechbrain:<embedding_model.ckpt>``
     speechbrain's ``spkrec-ecapa-voxceleb`` embedding model, without speechbrain.
+``ecapa_ssl:<exp/asv_ssl>`` (or ``ecapa_ssl:<embedding_model.ckpt>``, or a fine-tuning output folder)
+    The VPC 2026 kit's attacker: WavLM-Large (``WavLM-Large.pt`` beside the ``.ckpt``) and its
+    ECAPA variant (:mod:`voxanon.models.speaker.ecapa_ssl`).
 """
 
 from __future__ import annotations
@@ -51,7 +54,12 @@ def load_encoder(spec: str, device: str = "cpu") -> SpeakerEncoder:
         from voxanon.models.speaker.speechbrain_ecapa import load_speechbrain_ecapa
 
         return load_speechbrain_ecapa(arg, device=device)
+    if kind == "ecapa_ssl" and arg:
+        from voxanon.models.speaker.ecapa_ssl import load_ecapa_ssl
+
+        return load_ecapa_ssl(arg, device=device)
     raise EncoderError(
         f"unknown speaker encoder spec {spec!r}: use 'ge2e', 'ge2e:<checkpoint.pt>', 'dvector', "
-        "'dvector:<checkpoint.pt>', 'ecapa:<checkpoint.pt>' or 'speechbrain:<embedding_model.ckpt>'"
+        "'dvector:<checkpoint.pt>', 'ecapa:<checkpoint.pt>', 'speechbrain:<embedding_model.ckpt>' "
+        "or 'ecapa_ssl:<exp/asv_ssl folder or embedding_model.ckpt>'"
     )

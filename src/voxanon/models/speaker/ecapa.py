@@ -18,10 +18,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from voxanon.audio.io import check_waveform, resample
 from voxanon.models.checkpoint import save_atomic
 from voxanon.models.fbank import Fbank, FbankConfig
-from voxanon.models.speaker.base import EncoderError, SpeakerEncoder, file_digest
+from voxanon.models.speaker.base import BatchedEncoder, EncoderError, file_digest
 
 
 @dataclass(frozen=True)
@@ -219,21 +218,27 @@ class EcapaTdnn(nn.Module):
     def forward(self, feats: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         if lengths is None:
             lengths = torch.full((feats.shape[0],), feats.shape[1], dtype=torch.long, device=feats.device)
-        x = feats.transpose(1, 2)
+        return self.head(torch.cat(self.block_outputs(feats.transpose(1, 2), lengths)[1:], dim=1), lengths)
+
+    def block_outputs(self, x: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+        """Output of every block (TDNN, then each SE-Res2Net) for ``(B, n_mels, T)`` input."""
         outs = []
         for block in self.blocks:
             x = block(x, lengths)
             outs.append(x)
-        x = self.mfa(torch.cat(outs[1:], dim=1), lengths)
-        x = self.asp_bn(self.asp(x, lengths))
+        return outs
+
+    def head(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """Multi-layer feature aggregation, attentive statistics pooling and the embedding layer."""
+        x = self.asp_bn(self.asp(self.mfa(x, lengths), lengths))
         return self.fc(x, lengths).squeeze(2)
 
 
-class EcapaEncoder(SpeakerEncoder):
+class EcapaEncoder(BatchedEncoder):
     """:class:`SpeakerEncoder` over an :class:`EcapaTdnn` with its :class:`Fbank` front end.
 
     Utterances are sorted by length and embedded in batches of at most
-    ``max_batch_seconds`` of padded audio.
+    ``max_batch_seconds`` of padded audio (:class:`BatchedEncoder`).
     """
 
     def __init__(self, model: EcapaTdnn, name: str, fbank: FbankConfig = FbankConfig(), device: str = "cpu",
@@ -244,34 +249,20 @@ class EcapaEncoder(SpeakerEncoder):
         self.sample_rate, self.dim = fbank.sample_rate, model.cfg.embedding_dim
         self.max_batch_seconds = max_batch_seconds
 
-    def embed(self, wavs: list[np.ndarray], sr: int) -> np.ndarray:
-        """Embed waveforms (any rate; resampled); returns ``(N, dim)`` float32."""
-        sigs = []
-        for i, w in enumerate(wavs):
-            check_waveform(np.asarray(w), f"utterance {i} of the batch")
-            sigs.append(resample(np.asarray(w, dtype=np.float32), sr, self.sample_rate))
-        out = np.zeros((len(sigs), self.dim), dtype=np.float32)
-        order = sorted(range(len(sigs)), key=lambda i: len(sigs[i]))
-        budget = int(self.max_batch_seconds * self.sample_rate)
-        start = 0
-        while start < len(order):
-            longest, end = len(sigs[order[start]]), start + 1
-            while end < len(order) and len(sigs[order[end]]) * (end - start + 1) <= max(budget, longest):
-                end += 1
-            idx = order[start:end]
-            out[idx] = self.embed_padded([sigs[i] for i in idx])
-            start = end
-        return out
-
     @torch.inference_mode()
     def embed_padded(self, sigs: list[np.ndarray]) -> np.ndarray:
         """One forward pass over a zero-padded batch of 16 kHz signals."""
-        lengths = torch.tensor([len(s) for s in sigs], device=self.device)
-        batch = torch.zeros(len(sigs), int(lengths.max()), device=self.device)
-        for i, s in enumerate(sigs):
-            batch[i, : len(s)] = torch.from_numpy(s)
-        feats, frames = self.fbank(batch, lengths)
+        feats, frames = self.fbank(*padded_batch(sigs, self.device))
         return self.model(feats, frames).cpu().numpy()
+
+
+def padded_batch(sigs: list[np.ndarray], device: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(B, N)`` zero-padded float tensor of 1-D signals and their sample counts, on ``device``."""
+    lengths = torch.tensor([len(s) for s in sigs], device=device)
+    batch = torch.zeros(len(sigs), int(lengths.max()), device=device)
+    for i, s in enumerate(sigs):
+        batch[i, : len(s)] = torch.from_numpy(s)
+    return batch, lengths
 
 
 def save_ecapa(path: str | os.PathLike, model: EcapaTdnn, **extra) -> None:

@@ -15,6 +15,7 @@ utterance on its own.
 from __future__ import annotations
 
 import os
+import re
 
 import torch
 
@@ -30,33 +31,38 @@ def config_from_state_dict(sd: dict[str, torch.Tensor], dilations: tuple[int, ..
             raise EncoderError(f"missing key {key!r}: not a speechbrain ECAPA-TDNN embedding_model.ckpt")
         return tuple(sd[key].shape)
 
+    def count(pattern: str) -> int:                 # 1 + the highest index: a part missing a key is named, not dropped
+        return 1 + max((int(m.group(1)) for k in sd if (m := re.match(pattern, k))), default=-1)
+
     first = shape("blocks.0.conv.conv.weight")
     channels, kernels = [first[0]], [first[2]]
-    i = 1
-    while f"blocks.{i}.tdnn1.conv.conv.weight" in sd:
+    n_blocks = count(r"blocks\.(\d+)\.")
+    if n_blocks == 1:
+        raise EncoderError("no SE-Res2Net blocks (blocks.1.tdnn1...): not a speechbrain ECAPA-TDNN checkpoint")
+    for i in range(1, n_blocks):
         channels.append(shape(f"blocks.{i}.tdnn1.conv.conv.weight")[0])
         kernels.append(shape(f"blocks.{i}.res2net_block.blocks.0.conv.conv.weight")[2])
-        i += 1
-    if i == 1:
-        raise EncoderError("no SE-Res2Net blocks (blocks.1.tdnn1...): not a speechbrain ECAPA-TDNN checkpoint")
     mfa = shape("mfa.conv.conv.weight")
     channels.append(mfa[0])
     kernels.append(mfa[2])
-    scale = 1 + sum(1 for k in sd if k.startswith("blocks.1.res2net_block.blocks.") and k.endswith("conv.conv.weight"))
+    scale = 1 + count(r"blocks\.1\.res2net_block\.blocks\.(\d+)\.")
     attention = shape("asp.tdnn.conv.conv.weight")
     n = len(channels)
-    return EcapaConfig(
-        n_mels=first[1],
-        channels=tuple(channels),
-        kernel_sizes=tuple(kernels),
-        dilations=tuple(dilations) if dilations else (1, *range(2, n), 1),
-        attention_channels=attention[0],
-        res2net_scale=scale,
-        se_channels=shape("blocks.1.se_block.conv1.conv.weight")[0],
-        embedding_dim=shape("fc.conv.weight")[0],
-        global_context=attention[1] == 3 * channels[-1],
-        padding_mode="reflect",
-    )
+    try:
+        return EcapaConfig(
+            n_mels=first[1],
+            channels=tuple(channels),
+            kernel_sizes=tuple(kernels),
+            dilations=tuple(dilations) if dilations else (1, *range(2, n), 1),
+            attention_channels=attention[0],
+            res2net_scale=scale,
+            se_channels=shape("blocks.1.se_block.conv1.conv.weight")[0],
+            embedding_dim=shape("fc.conv.weight")[0],
+            global_context=attention[1] == 3 * channels[-1],
+            padding_mode="reflect",
+        )
+    except ValueError as exc:                          # shapes no ECAPA-TDNN has
+        raise EncoderError(f"the tensor shapes describe no ECAPA-TDNN: {exc}") from exc
 
 
 def load_state_dict_strict(model: torch.nn.Module, sd: dict[str, torch.Tensor], source: str) -> None:
