@@ -4,7 +4,7 @@ Usage: python benchmarks/bench_asr.py [--threads 1] [--repeats 2] [--cascade]
 
 Audio: the five LibriVox clips of Debian's pocketsphinx-testdata
 (/usr/share/pocketsphinx/test/data/librivox, 24.7 s in all) when installed,
-else the three clips shipped in tests/data/librivox. For each backend it loads
+else the three clips shipped in tests/fixtures/librivox. For each backend it loads
 the model (timed separately), decodes every clip (best of ``--repeats`` runs)
 and prints the WER under VPC normalisation, the real-time factor (wall
 seconds per second of audio) and the ratio to whisper-tiny. Whisper runs
@@ -26,7 +26,7 @@ from voxanon.models.asr import load_asr
 from voxanon.models.asr.whisper import WhisperBackend
 
 INSTALLED = Path("/usr/share/pocketsphinx/test/data/librivox")
-SHIPPED = Path(__file__).resolve().parents[1] / "tests" / "data" / "librivox"
+SHIPPED = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "librivox"
 
 
 def clips() -> tuple[list[np.ndarray], list[str], str]:

@@ -29,7 +29,11 @@ from pathlib import Path
 import torch
 
 from voxanon.evaluation.asv_training import TrainConfig, train_ecapa
-from voxanon.evaluation.backend_attacker import BackendTraining, evaluate_backend, train_backend
+from voxanon.evaluation.backend_attacker import (
+    BackendTraining,
+    evaluate_backend,
+    train_backend,
+)
 from voxanon.evaluation.ge2e_finetune import FinetuneSettings, train_ge2e
 from voxanon.evaluation.privacy import evaluate_privacy
 from voxanon.models.speaker import load_encoder

@@ -16,7 +16,11 @@ import argparse
 import time
 
 from voxanon.data.sentences import load_sentences, load_topic_sentences
-from voxanon.evaluation.content_privacy import REFERENCE, evaluate_content_privacy, reference_transcripts
+from voxanon.evaluation.content_privacy import (
+    REFERENCE,
+    evaluate_content_privacy,
+    reference_transcripts,
+)
 from voxanon.jobs.corpus.build import _speakers
 from voxanon.jobs.corpus.sets import SIZES, data_dirs, plan_corpus
 

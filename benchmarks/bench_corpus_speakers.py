@@ -31,13 +31,13 @@ from pathlib import Path
 import numpy as np
 
 from voxanon.audio.io import load_audio
-from voxanon.jobs.corpus.kokoro_speakers import assign_speakers
 from voxanon.data.sentences import load_sentences
+from voxanon.jobs.corpus.check import reachability
+from voxanon.jobs.corpus.kokoro_speakers import assign_speakers
 from voxanon.jobs.corpus.sets import SAMPLE_RATE, SizeSpec, plan_corpus, speaker_needs
 from voxanon.metrics import compute_eer
 from voxanon.models.speaker import load_encoder
 from voxanon.models.tts.kokoro import available_voices
-from voxanon.jobs.corpus.check import reachability
 
 
 def _plan(root: Path):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import resource
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -24,25 +23,20 @@ import soundfile as sf
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from models.speaker.asv_ssl_checkpoint import WAVLM_LARGE_CFG  # noqa: E402 - the release's cfg, kept with the tests
+from timing import cpu_rtf
 
-from voxanon.audio.io import resample  # noqa: E402
-from voxanon.models.content.unilm import transformers_config  # noqa: E402
-from voxanon.models.speaker.ecapa import EcapaConfig  # noqa: E402
-from voxanon.models.speaker.ecapa_ssl import EcapaSsl, EcapaSslEncoder, EcapaTdnnSsl, wavlm_layer_outputs  # noqa: E402
-
-
-def cpu_rtf(fn, seconds: float, repeats: int) -> float:
-    """Median process CPU seconds per audio second over ``repeats`` calls (after one warm-up call)."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return statistics.median(times) / seconds
+from tests.helpers.asv_ssl_checkpoint import WAVLM_LARGE_CFG
+from voxanon.audio.io import resample
+from voxanon.models.content.unilm import transformers_config
+from voxanon.models.speaker.ecapa import EcapaConfig
+from voxanon.models.speaker.ecapa_ssl import (
+    EcapaSsl,
+    EcapaSslEncoder,
+    EcapaTdnnSsl,
+    wavlm_layer_outputs,
+)
 
 
 def main() -> None:
@@ -66,7 +60,7 @@ def main() -> None:
     n_ecapa = sum(p.numel() for p in model.ecapa.parameters())
     print(f"built in {time.perf_counter() - wall:.1f} s: WavLM {n_wavlm / 1e6:.1f} M + ECAPA variant "
           f"{n_ecapa / 1e6:.1f} M parameters (random)")
-    clip = sorted((ROOT / "tests" / "data" / "librivox").glob("*.flac"))[0]
+    clip = sorted((ROOT / "tests" / "fixtures" / "librivox").glob("*.flac"))[0]
     wav, sr = sf.read(clip, dtype="float32")
     wav = np.resize(resample(wav, sr, 16000), int(args.seconds * 16000))
     batch = torch.from_numpy(wav)[None]

@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from bench_acoustic import add_test_set_args, load_set, unit, write_report
 
 

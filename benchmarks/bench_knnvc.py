@@ -40,10 +40,10 @@ import soundfile as sf
 from voxanon.anonymizers.base import utterance_rng
 from voxanon.anonymizers.knnvc import KnnVc, draw_targets, knn_match
 from voxanon.anonymizers.knnvc_targets import trim_mask, tts_sources
-from voxanon.dsp.frames import interpolate_frames
 from voxanon.audio.io import load_audio, resample
+from voxanon.dsp.frames import interpolate_frames
 
-CLIPS = Path(__file__).resolve().parent.parent / "tests" / "data" / "librivox"
+CLIPS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "librivox"
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -117,8 +117,8 @@ def layers(target: str, n_sentences: int) -> None:
 
 
 def compare(seeds: int) -> None:
-    from voxanon.metrics.wer import wer
     from voxanon.jobs.benchmark.run import WER_NORMALIZATION
+    from voxanon.metrics.wer import wer
     from voxanon.models.asr import load_asr
     from voxanon.models.speaker import load_encoder
 

@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from bench_acoustic import add_test_set_args, load_set, unit  # noqa: E402 - same folder: held-out speech
-from voxanon.metrics.wer import wer
+
 from voxanon.jobs.benchmark.run import WER_NORMALIZATION
+from voxanon.metrics.wer import wer
 from voxanon.models.asr import load_asr
 from voxanon.models.speaker import load_encoder
 

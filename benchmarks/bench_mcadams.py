@@ -18,23 +18,21 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
-import argparse  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import tracemalloc  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import sys
+import time
+import tracemalloc
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-TESTS = Path(__file__).resolve().parents[1] / "tests"
-sys.path.insert(0, str(TESTS))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mcadams_reference import mcadams_reference  # noqa: E402
-
-from voxanon.anonymizers.base import utterance_rng  # noqa: E402
-from voxanon.anonymizers.mcadams import McAdams  # noqa: E402
-from voxanon.audio.io import load_audio  # noqa: E402
-from voxanon.dsp.lpc import (  # noqa: E402
+from tests.helpers.mcadams_reference import mcadams_reference
+from voxanon.anonymizers.base import utterance_rng
+from voxanon.anonymizers.mcadams import McAdams
+from voxanon.audio.io import load_audio
+from voxanon.dsp.lpc import (
     allpole_filter,
     burg,
     fir_filter,
@@ -42,7 +40,7 @@ from voxanon.dsp.lpc import (  # noqa: E402
     poly_roots,
     poly_roots_fast,
 )
-from voxanon.dsp.mcadams import LPC_EPS, mcadams, mcadams_window, warp_poles  # noqa: E402
+from voxanon.dsp.mcadams import LPC_EPS, mcadams, mcadams_window, warp_poles
 
 SR = 16000
 ALPHA = 0.8
@@ -50,7 +48,7 @@ ALPHA = 0.8
 
 def speech(seconds: float) -> np.ndarray:
     """The LibriVox test clips, concatenated and repeated to ``seconds`` (float32, 16 kHz)."""
-    clips = [load_audio(p)[0] for p in sorted((TESTS / "data" / "librivox").glob("*.flac"))]
+    clips = [load_audio(p)[0] for p in sorted((Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "librivox").glob("*.flac"))]
     once = np.concatenate(clips)
     return np.resize(once, int(seconds * SR))
 

@@ -17,11 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from metrics.reference import pooled_pav_llrs, speechbrain_eer  # noqa: E402
-
-from voxanon.metrics import cllr, compute_eer, linkability, min_cllr, rocch_eer, zebra  # noqa: E402
+from tests.helpers.metrics_reference import pooled_pav_llrs, speechbrain_eer
+from voxanon.metrics import cllr, compute_eer, linkability, min_cllr, rocch_eer, zebra
 
 
 def timed(function, *args):

@@ -28,10 +28,16 @@ import time
 
 import numpy as np
 
-from voxanon.anonymizers.pseudo import SpeakerPool, load_default_flow, load_default_pool, load_pool, make_generator
+from voxanon.anonymizers.pseudo import (
+    SpeakerPool,
+    load_default_flow,
+    load_default_pool,
+    load_pool,
+    make_generator,
+)
 from voxanon.anonymizers.pseudo.generators import gender_centroids, predict_gender
-from voxanon.models.flow import load_flow
 from voxanon.jobs.speaker_pool import build_speaker_pool
+from voxanon.models.flow import load_flow
 
 CONFIGS = [("pool", {}), ("same_gender", {}), ("cross_gender", {}), ("gaussian", {"alpha": 0.0}),
            ("gaussian", {"alpha": 0.5})] + [("f3va", {"w": w}) for w in (-1.0, -0.5, 0.0, 0.5, 1.0)] + [

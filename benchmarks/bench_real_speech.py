@@ -89,9 +89,9 @@ def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.nd
     """WERs (all, 16 kHz part), GE2E leave-one-out cosine of the utterances in ``wav_dir`` (None: originals),
     and each recogniser's WER result; with the ``original``'s results, each WER's ratio to the original's with
     its paired-bootstrap 95 % interval (over utterances)."""
+    from voxanon.jobs.benchmark.run import WER_NORMALIZATION
     from voxanon.metrics import wer_ratio_ci
     from voxanon.metrics.wer import wer
-    from voxanon.jobs.benchmark.run import WER_NORMALIZATION
 
     data = read_data_dir(data_dir)
     utts = sorted(data.wav_scp)

@@ -30,7 +30,12 @@ from voxanon.audio.io import to_pcm16, write_wav
 from voxanon.audio.synthetic import speech_like
 from voxanon.dsp.limiter import limit_peaks
 from voxanon.heap import release_free_memory
-from voxanon.jobs.runner.runstate import DONE_FILE, input_stamp, read_records, record_line
+from voxanon.jobs.runner.runstate import (
+    DONE_FILE,
+    input_stamp,
+    read_records,
+    record_line,
+)
 
 
 def best(fn, repeats: int) -> float:

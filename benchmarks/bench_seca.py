@@ -44,10 +44,10 @@ from voxanon.data.kaldi import read_data_dir
 from voxanon.data.pii import word_spans
 from voxanon.data.sentences import normalize_transcript
 from voxanon.evaluation.quality import dnsmos
+from voxanon.jobs.runner.anonymize import anonymize_corpus
 from voxanon.metrics import wer
 from voxanon.models.asr import load_asr
 from voxanon.models.ner import load_ner
-from voxanon.jobs.runner.anonymize import anonymize_corpus
 
 WINDOW = 0.5
 #: seconds either side of an edit's edge between which the spectral jump is measured (spans the cross-fade)

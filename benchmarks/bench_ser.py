@@ -41,7 +41,11 @@ def timed(fn, repeats: int = 1) -> tuple[float, float]:
 
 def wav2vec2_base_ser(folder: Path):
     """A randomly initialised wav2vec2-base audio classifier (SUPERB ER's architecture), loaded via load_ser."""
-    from transformers import Wav2Vec2Config, Wav2Vec2FeatureExtractor, Wav2Vec2ForSequenceClassification
+    from transformers import (
+        Wav2Vec2Config,
+        Wav2Vec2FeatureExtractor,
+        Wav2Vec2ForSequenceClassification,
+    )
 
     labels = {0: "neu", 1: "hap", 2: "ang", 3: "sad"}
     config = Wav2Vec2Config(id2label=labels, label2id={v: k for k, v in labels.items()})

@@ -12,7 +12,7 @@ take turns within each round so that they see the same load):
 - ``onnx``: ``engine="onnx"`` (the default when ONNX Runtime is installed): the
   export with (1, k) 2-D convolutions, at several chunk lengths (``--chunks``).
 
-Quality (on the real LibriVox clips in tests/data/librivox), for each engine:
+Quality (on the real LibriVox clips in tests/fixtures/librivox), for each engine:
 WER of the original and of the copy-synthesis (analyze -> synthesize) with
 Whisper tiny.en and pocketsphinx, and GE2E cosine similarity of the copy to the original.
 
@@ -39,7 +39,7 @@ from voxanon.audio.io import resample
 from voxanon.models.vocoder import load_vocoder
 from voxanon.models.vocoder.hifigan import HifiganVocoder
 
-CLIPS = Path(__file__).resolve().parent.parent / "tests" / "data" / "librivox"
+CLIPS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "librivox"
 
 
 def cpu_seconds(fn) -> float:

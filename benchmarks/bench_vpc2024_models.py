@@ -1,7 +1,7 @@
 """The VPC 2024 kit's ASR (``exp/asr``) and SER (``exp/ser`` fold) through voxanon: load time and CPU speed.
 
 The real checkpoints are not on these machines: the kit-shaped folders are
-generated with random weights (``tests/models/sb/kit_folders.py``: the kit's
+generated with random weights (``tests/helpers/vpc_kit_folders.py``: the kit's
 file names, hyperparams layout and keys), at the test sizes (``small``) and at
 the real sizes (``full``: asr-wav2vec2-librispeech, 317.6 M parameters, 1.27 GB;
 an IEMOCAP fold on wav2vec2-base, 94.4 M, 0.38 GB), written to a temporary
@@ -19,7 +19,6 @@ Usage: ``python benchmarks/bench_vpc2024_models.py [--sizes small full] [--secon
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
@@ -30,21 +29,19 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.models.sb.kit_folders import (
-    BASE, LV60, SMALL_BASE, SMALL_LV60, write_asr_folder, write_ser_fold)
+from timing import cpu_rtf
+
+from tests.helpers.vpc_kit_folders import (
+    BASE,
+    LV60,
+    SMALL_BASE,
+    SMALL_LV60,
+    write_asr_folder,
+    write_ser_fold,
+)
 from voxanon.audio.synthetic import speech_like
 from voxanon.models.asr.vpc2024 import Vpc2024Asr
 from voxanon.models.ser.vpc2024 import Vpc2024Ser
-
-
-def rtf(run, wav, seconds: float, repeats: int) -> float:
-    """Median process CPU seconds per audio second of ``run([wav], 16000)``."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.process_time()
-        run([wav], 16000)
-        times.append((time.process_time() - t0) / seconds)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -71,9 +68,9 @@ def main() -> None:
             n_asr = sum(p.numel() for p in asr.encoder.parameters())
             n_ser = sum(p.numel() for p in ser.lobe.parameters()) + sum(p.numel() for p in ser.mlp.parameters())
             print(f"{size:5s} ASR {n_asr / 1e6:8.3f} M params  load {load_asr:5.1f} s  "
-                  f"RTF {rtf(asr.transcribe, wav, args.seconds, args.repeats):.3f}")
+                  f"RTF {cpu_rtf(lambda m=asr: m.transcribe([wav], 16000), args.seconds, args.repeats):.3f}")
             print(f"{size:5s} SER {n_ser / 1e6:8.3f} M params  load {load_ser:5.1f} s  "
-                  f"RTF {rtf(ser.predict_proba, wav, args.seconds, args.repeats):.3f}")
+                  f"RTF {cpu_rtf(lambda m=ser: m.predict_proba([wav], 16000), args.seconds, args.repeats):.3f}")
             del asr, ser
 
 

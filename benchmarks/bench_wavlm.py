@@ -28,15 +28,15 @@ import soundfile as sf
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from bench_vocoder import rtf  # noqa: E402 - same folder: median CPU seconds per audio second
-from unilm_wavlm_checkpoint import LARGE_CFG, write_checkpoint  # noqa: E402
+from timing import cpu_rtf
 
-from voxanon.audio.io import resample  # noqa: E402
-from voxanon.models.content import load_content_encoder  # noqa: E402
-from voxanon.models.content.hf import HfContent  # noqa: E402
-from voxanon.models.content.unilm import load_unilm_wavlm  # noqa: E402
+from tests.helpers.unilm_wavlm_checkpoint import LARGE_CFG, write_checkpoint
+from voxanon.audio.io import resample
+from voxanon.models.content import load_content_encoder
+from voxanon.models.content.hf import HfContent
+from voxanon.models.content.unilm import load_unilm_wavlm
 
 
 def main() -> None:
@@ -45,7 +45,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     torch.set_num_threads(1)
-    clip = sorted((ROOT / "tests" / "data" / "librivox").glob("*.flac"))[0]
+    clip = sorted((ROOT / "tests" / "fixtures" / "librivox").glob("*.flac"))[0]
     wav, sr = sf.read(clip, dtype="float32")
     wav = np.resize(resample(wav, sr, 16000), int(args.seconds * 16000))
     with tempfile.TemporaryDirectory() as tmp:
@@ -57,8 +57,8 @@ def main() -> None:
         print(f"load wavlm-pt:...:6: {time.perf_counter() - wall:.1f} s wall, {time.process_time() - cpu:.1f} s CPU; "
               f"peak RSS so far {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.2f} GB")
         full = HfContent(load_unilm_wavlm(path), 24, "wavlm-large-all-layers")
-    r6 = rtf(lambda: enc.encode(wav, 16000), args.seconds, args.repeats)
-    r24 = rtf(lambda: full.encode(wav, 16000), args.seconds, args.repeats)
+    r6 = cpu_rtf(lambda: enc.encode(wav, 16000), args.seconds, args.repeats)
+    r24 = cpu_rtf(lambda: full.encode(wav, 16000), args.seconds, args.repeats)
     print(f"{args.seconds:.0f} s of speech, 1 thread, RTF (CPU s / audio s), median of {args.repeats}:")
     print(f"  all 24 layers:            {r24:.3f}")
     print(f"  layer 6 (voxanon, 6 run): {r6:.3f}   ({r24 / r6:.1f}x less CPU)")

@@ -15,7 +15,12 @@ import math
 import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, param
-from voxanon.anonymizers.steps import build_specs, config_hash, normalize_specs, run_at_rate
+from voxanon.anonymizers.steps import (
+    build_specs,
+    config_hash,
+    normalize_specs,
+    run_at_rate,
+)
 from voxanon.errors import ConfigError
 
 

@@ -185,7 +185,11 @@ class B3(Embedding):
 
     def resynthesize(self, wav: np.ndarray, sr: int, speaker: np.ndarray) -> tuple[np.ndarray, int]:
         """The recognised words of ``wav`` in its word timing and pitch contour, in the voice of ``speaker``."""
-        from voxanon.models.acoustic.features import SourceFeatures, n_vocoder_frames, pitch_frames
+        from voxanon.models.acoustic.features import (
+            SourceFeatures,
+            n_vocoder_frames,
+            pitch_frames,
+        )
 
         model, asr, _, _ = self.parts()
         words = spoken(asr.transcribe_with_timings([wav], sr)[0])

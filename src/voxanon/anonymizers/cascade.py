@@ -20,10 +20,9 @@ import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, Chunking, param
 from voxanon.audio.io import fit_length, resample
-from voxanon.ranges import Range
 from voxanon.models.asr import DEFAULT_ASR, AsrBackend, load_asr
 from voxanon.models.tts import TtsError, TtsVoice, load_tts
-
+from voxanon.ranges import Range
 
 #: speaking-rate factors the duration matching may ask of the voice
 _RATE_RANGE = (0.5, 2.0)

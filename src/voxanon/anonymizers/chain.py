@@ -24,7 +24,14 @@ import dataclasses
 import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, param
-from voxanon.anonymizers.steps import at_rate, build_specs, config_hash, normalize_specs, run_at_rate, spawn
+from voxanon.anonymizers.steps import (
+    at_rate,
+    build_specs,
+    config_hash,
+    normalize_specs,
+    run_at_rate,
+    spawn,
+)
 from voxanon.anonymizers.world import WorldDomain, run_world
 from voxanon.errors import ConfigError
 

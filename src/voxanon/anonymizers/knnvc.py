@@ -43,8 +43,15 @@ import sys
 import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, Chunking, param
-from voxanon.anonymizers.knnvc_targets import (MatchingSet, TargetSource, cache_root, dir_sources, is_cached,
-                                               matching_set, tts_sources)
+from voxanon.anonymizers.knnvc_targets import (
+    MatchingSet,
+    TargetSource,
+    cache_root,
+    dir_sources,
+    is_cached,
+    matching_set,
+    tts_sources,
+)
 from voxanon.audio.io import resample
 from voxanon.dsp.frames import interpolate_frames
 from voxanon.dsp.world import transfer_f0

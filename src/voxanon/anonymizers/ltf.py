@@ -12,10 +12,9 @@ trained here in the mel domain: docs/ltf.md) runs without ``model=``.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
-
-from pathlib import Path
 
 from voxanon.anonymizers.base import Anonymizer, Chunking, param
 from voxanon.audio.io import check_waveform

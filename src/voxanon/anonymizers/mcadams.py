@@ -15,9 +15,9 @@ import dataclasses
 import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, check_config, param
+from voxanon.dsp.mcadams import mcadams, normalization_gain
 from voxanon.errors import ConfigError
 from voxanon.ranges import Range
-from voxanon.dsp.mcadams import mcadams, normalization_gain
 
 
 @dataclasses.dataclass(frozen=True)

@@ -35,7 +35,14 @@ from voxanon.anonymizers.steps import build_specs, config_hash, normalize_specs,
 from voxanon.audio.io import fit_length, resample
 from voxanon.dsp import prosody as pros
 from voxanon.dsp.warp import WARPS, apply_tilt, warp_envelope
-from voxanon.dsp.world import F0_METHODS, MIN_WORLD_RATE, WorldFeatures, analyze, estimate_f0, synthesize
+from voxanon.dsp.world import (
+    F0_METHODS,
+    MIN_WORLD_RATE,
+    WorldFeatures,
+    analyze,
+    estimate_f0,
+    synthesize,
+)
 from voxanon.errors import ConfigError
 from voxanon.ranges import Range
 

@@ -16,8 +16,8 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from voxanon.errors import DataError
 from voxanon.atomic import atomic_open
+from voxanon.errors import DataError
 
 
 class AudioError(DataError):

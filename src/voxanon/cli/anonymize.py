@@ -73,7 +73,11 @@ def _backend(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     from voxanon.anonymizers.registry import build
-    from voxanon.jobs.runner.anonymize import anonymize_corpus, output_dir_for, summary_line
+    from voxanon.jobs.runner.anonymize import (
+        anonymize_corpus,
+        output_dir_for,
+        summary_line,
+    )
 
     backend = _backend(args)
     try:

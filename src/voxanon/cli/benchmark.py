@@ -16,8 +16,8 @@ def category(cat: int | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from voxanon.jobs.benchmark.run import Benchmark, default_systems, parse_system
     from voxanon.jobs.benchmark.records import check_asrs, summary_rows
+    from voxanon.jobs.benchmark.run import Benchmark, default_systems, parse_system
     from voxanon.table import format_table
 
     profile = PROFILES["quick" if args.quick else args.profile]

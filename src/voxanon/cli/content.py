@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import argparse
 
-from voxanon.cli.privacy import _ERRORS, _as_error, _device, format_privacy_table, write_json
+from voxanon.cli.privacy import (
+    _ERRORS,
+    _as_error,
+    _device,
+    format_privacy_table,
+    write_json,
+)
 from voxanon.ranges import Range
 
 
 def run_content(args: argparse.Namespace) -> int:
-    from voxanon.evaluation.content_privacy import (REFERENCE, asr_transcriber, evaluate_content_privacy,
-                                                    reference_transcripts)
+    from voxanon.evaluation.content_privacy import (
+        REFERENCE,
+        asr_transcriber,
+        evaluate_content_privacy,
+        reference_transcripts,
+    )
     from voxanon.evaluation.results import to_dict
 
     try:

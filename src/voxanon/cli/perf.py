@@ -26,7 +26,13 @@ installed), as ratios to the 1-job run.
 
 
 def run(args: argparse.Namespace) -> int:
-    from voxanon.jobs.perf import DEFAULT_DURATIONS, MEMORY_DURATIONS, default_targets, format_table, run_perf
+    from voxanon.jobs.perf import (
+        DEFAULT_DURATIONS,
+        MEMORY_DURATIONS,
+        default_targets,
+        format_table,
+        run_perf,
+    )
 
     quick = args.quick
     durations = args.durations or ([1.0, 2.0] if quick else list(MEMORY_DURATIONS if args.memory else DEFAULT_DURATIONS))

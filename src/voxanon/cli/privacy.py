@@ -42,7 +42,11 @@ def format_privacy_table(results: dict) -> str:
     out), its rows come first, and the line says how much each weaker
     attacker overstated privacy.
     """
-    from voxanon.evaluation.scenarios import SCENARIOS, overstatement, strongest_attacker
+    from voxanon.evaluation.scenarios import (
+        SCENARIOS,
+        overstatement,
+        strongest_attacker,
+    )
     from voxanon.table import cell, format_table
 
     attacks = {n: r.eer_mean for n, r in results.items() if n not in SCENARIOS or SCENARIOS[n].needs_anonymized}

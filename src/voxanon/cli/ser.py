@@ -36,7 +36,9 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_learnability(args: argparse.Namespace) -> int:
-    from voxanon.evaluation.learnability import ser_learnability  # torch: imported only when training
+    from voxanon.evaluation.learnability import (
+        ser_learnability,  # torch: imported only when training
+    )
     from voxanon.evaluation.results import to_dict
     from voxanon.evaluation.ser import is_synthetic, train_folds
 

@@ -17,8 +17,8 @@ from voxanon.ranges import Range
 def run_asr(args: argparse.Namespace) -> int:
     from voxanon.data.kaldi import read_data_dir
     from voxanon.evaluation.asr import evaluate_asr
-    from voxanon.models.asr import load_asr
     from voxanon.jobs.report.utility import format_asr_table, write_asr_results
+    from voxanon.models.asr import load_asr
 
     asr = load_asr(args.asr_backend, device=args.device, threads=args.threads)
     out = Path(args.out)

@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from voxanon.errors import DataError  # noqa: F401  (re-exported)
 from voxanon.atomic import write_texts
+from voxanon.errors import DataError  # noqa: F401  (re-exported)
 
 #: genders of speakers (spk2gender) and of trial lists
 GENDERS = ("f", "m")

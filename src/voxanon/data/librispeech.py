@@ -22,7 +22,14 @@ from pathlib import Path
 import numpy as np
 
 from voxanon.data import layout
-from voxanon.data.kaldi import GENDERS, DataDir, DataError, Trial, read_text_file, write_data_dir
+from voxanon.data.kaldi import (
+    GENDERS,
+    DataDir,
+    DataError,
+    Trial,
+    read_text_file,
+    write_data_dir,
+)
 from voxanon.errors import ConfigError
 from voxanon.ranges import Range
 

@@ -42,7 +42,11 @@ def limit_peaks(wav: np.ndarray, sr: int, *, ceiling: float = 1.0, window_s: flo
 
 def _limit(wav: np.ndarray, w: int, ceiling: float) -> np.ndarray:
     """:func:`limit_peaks` of one piece with window ``w`` samples (its edges held at their nearest value)."""
-    from scipy.ndimage import maximum_filter1d, minimum_filter1d, uniform_filter1d  # slow to import; rarely needed
+    from scipy.ndimage import (  # slow to import; rarely needed
+        maximum_filter1d,
+        minimum_filter1d,
+        uniform_filter1d,
+    )
 
     need = np.minimum(1.0, ceiling / np.maximum(np.abs(wav).astype(np.float64), 1e-30))
     held = minimum_filter1d(need, size=2 * w + 1, mode="nearest")

@@ -33,8 +33,13 @@ from voxanon.evaluation.dev_selection import as_data_dir, dev_eer
 from voxanon.evaluation.embeddings import vpc_normalize
 from voxanon.metrics import compute_eer
 from voxanon.models.checkpoint import save_atomic
-from voxanon.models.speaker.ecapa import EcapaConfig, EcapaEncoder, EcapaTdnn, save_ecapa
 from voxanon.models.fbank import Fbank
+from voxanon.models.speaker.ecapa import (
+    EcapaConfig,
+    EcapaEncoder,
+    EcapaTdnn,
+    save_ecapa,
+)
 from voxanon.progress import Progress
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from voxanon.data.kaldi import DataDir, DataError
-from voxanon.evaluation.embeddings import extract_embeddings
 from voxanon.evaluation.dev_selection import as_data_dir, mean_gender_eer
+from voxanon.evaluation.embeddings import extract_embeddings
 from voxanon.evaluation.privacy import TrialScores, check_trials, privacy_metrics
 from voxanon.evaluation.results import PrivacyResult
 from voxanon.models.speaker import SpeakerEncoder

@@ -34,7 +34,13 @@ import numpy as np
 from voxanon.data import layout
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
-from voxanon.evaluation.privacy import TrialScores, check_trials, cosine_scores, enrollment_models, privacy_metrics
+from voxanon.evaluation.privacy import (
+    TrialScores,
+    check_trials,
+    cosine_scores,
+    enrollment_models,
+    privacy_metrics,
+)
 from voxanon.evaluation.results import ContentPrivacyResult
 from voxanon.models.text_speaker import TextSpeakerEncoder, train_text_encoder
 

@@ -20,8 +20,8 @@ import numpy as np
 from voxanon.audio.io import AudioError, check_waveform, load_audio, resample
 from voxanon.data.kaldi import DataDir, read_data_dir
 from voxanon.evaluation.embeddings import EmbeddingCache, audio_key
-from voxanon.models.asr.ctc import CtcRecipe, Frontend, fit_ctc, load_frontend
 from voxanon.models.asr.base import AsrError
+from voxanon.models.asr.ctc import CtcRecipe, Frontend, fit_ctc, load_frontend
 from voxanon.models.checkpoint import load_checkpoint
 from voxanon.progress import Progress
 

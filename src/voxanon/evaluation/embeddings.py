@@ -41,7 +41,6 @@ from voxanon.data.kaldi import DataDir
 from voxanon.models.speaker import SpeakerEncoder
 from voxanon.progress import Progress
 
-
 #: tag of the preprocessing in the cache path; change it whenever :func:`vpc_normalize` changes
 PREPROCESSING = "trim0-peak"
 

@@ -33,9 +33,20 @@ from typing import Any
 from voxanon.atomic import write_text
 from voxanon.data import layout
 from voxanon.errors import ConfigError
-from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData, stage_key
+from voxanon.evaluation.evaluator import (
+    Env,
+    Evaluator,
+    RunSettings,
+    SystemData,
+    stage_key,
+)
 from voxanon.evaluation.fingerprint import data_fingerprint, model_fingerprint
-from voxanon.evaluation.results import AttackerTraining, PrivacyResult, from_dict, to_dict
+from voxanon.evaluation.results import (
+    AttackerTraining,
+    PrivacyResult,
+    from_dict,
+    to_dict,
+)
 from voxanon.evaluation.scenarios import AA_BACKEND, AA_FINETUNED, AA_SEMI
 
 #: the split every rung is selected on (as the VPC selects its attacker on dev)

@@ -31,10 +31,21 @@ from pathlib import Path
 
 from voxanon.data import layout
 from voxanon.data.kaldi import DataError, read_data_dir
-from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData, stage_key
+from voxanon.evaluation.evaluator import (
+    Env,
+    Evaluator,
+    RunSettings,
+    SystemData,
+    stage_key,
+)
 from voxanon.evaluation.fingerprint import data_fingerprint
 from voxanon.evaluation.results import Interval, LearnabilityResult, SerResult
-from voxanon.evaluation.ser import SMOKE_TEST_MESSAGE, emotion_set_is_synthetic, evaluate_ser, train_folds
+from voxanon.evaluation.ser import (
+    SMOKE_TEST_MESSAGE,
+    emotion_set_is_synthetic,
+    evaluate_ser,
+    train_folds,
+)
 
 #: the learnability results' tasks
 SER, ASR = "ser", "asr"

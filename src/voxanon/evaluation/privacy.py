@@ -17,12 +17,25 @@ from pathlib import Path
 import numpy as np
 
 from voxanon.data import layout
-from voxanon.data.kaldi import GENDERS, DataDir, DataError, check_trial_labels, read_data_dir
+from voxanon.data.kaldi import (
+    GENDERS,
+    DataDir,
+    DataError,
+    check_trial_labels,
+    read_data_dir,
+)
 from voxanon.errors import ConfigError
 from voxanon.evaluation.embeddings import extract_embeddings
 from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
-from voxanon.evaluation.results import (DetPoints, EerInterval, Fairness, PrivacyResult, TrialScore,
-                                        VerificationMetrics, Zebra)
+from voxanon.evaluation.results import (
+    DetPoints,
+    EerInterval,
+    Fairness,
+    PrivacyResult,
+    TrialScore,
+    VerificationMetrics,
+    Zebra,
+)
 from voxanon.evaluation.scenarios import SCENARIOS
 from voxanon.metrics import (
     cllr,

@@ -36,8 +36,8 @@ import numpy as np
 import torch
 
 from voxanon.audio.io import AudioError, load_audio, resample
-from voxanon.data.iemocap import CLASSES, classes_of, emotion_class
 from voxanon.data import layout
+from voxanon.data.iemocap import CLASSES, classes_of, emotion_class
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
 from voxanon.evaluation.results import SerResult, from_dict

@@ -6,8 +6,19 @@ expected disclosure and the similarity rank disclosure are in bits.
 """
 
 from voxanon.metrics.beyond_eer import BeyondEERResult, beyond_eer
-from voxanon.metrics.bootstrap import ConfidenceInterval, eer_ci, uar_ci, wer_ci, wer_ratio_ci
-from voxanon.metrics.calibration import LinearCalibration, PAVCalibration, logistic_calibrate, pav_calibrate
+from voxanon.metrics.bootstrap import (
+    ConfidenceInterval,
+    eer_ci,
+    uar_ci,
+    wer_ci,
+    wer_ratio_ci,
+)
+from voxanon.metrics.calibration import (
+    LinearCalibration,
+    PAVCalibration,
+    logistic_calibrate,
+    pav_calibrate,
+)
 from voxanon.metrics.cllr import cllr, min_cllr
 from voxanon.metrics.curves import ScoreHistograms, det_curve, score_histograms
 from voxanon.metrics.eer import EERResult, compute_eer

@@ -30,15 +30,14 @@ import torch
 
 from voxanon.atomic import write_text
 from voxanon.errors import ConfigError, RunError
+from voxanon.models.acoustic.dit import DiTConfig, DiTNet
 from voxanon.models.acoustic.features import network_content
 from voxanon.models.acoustic.inference import AcousticModel, ModelSpecs, model_file
-from voxanon.models.acoustic.dit import DiTConfig, DiTNet
 from voxanon.models.acoustic.model import AcousticConfig
 from voxanon.models.acoustic.networks import build_net, config_from_dict
 from voxanon.models.acoustic.vq import kmeans
 from voxanon.models.checkpoint import load_checkpoint, save_atomic
 from voxanon.training.acoustic_features import Extractor, UttFeatures, extract_dirs
-
 
 #: content frames drawn for a k-means codebook
 KMEANS_FRAMES = 20000

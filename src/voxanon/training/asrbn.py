@@ -21,9 +21,24 @@ import torch
 from voxanon.errors import ConfigError, RunError
 from voxanon.models.acoustic.inference import ModelSpecs
 from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
-from voxanon.training.acoustic_features import Extractor, UttFeatures, extract, list_utterances
-from voxanon.training.acoustic import (Batches, Run, TrainSettings, check_dims, data_summary, finish, fit,
-                                              fit_codebook, load_init)
+from voxanon.training.acoustic import (
+    Batches,
+    Run,
+    TrainSettings,
+    check_dims,
+    data_summary,
+    finish,
+    fit,
+    fit_codebook,
+    load_init,
+)
+from voxanon.training.acoustic_features import (
+    Extractor,
+    UttFeatures,
+    extract,
+    list_utterances,
+)
+
 
 def hold_out(todo: list[tuple[str, str, str]], n: int) -> tuple[list, list]:
     """Split ``(utt, speaker, entry)`` rows into (train, valid): the last utterance of up to ``n`` speakers with at

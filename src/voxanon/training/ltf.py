@@ -51,10 +51,10 @@ from voxanon.models.ltf.loss import content_loss
 from voxanon.models.ltf.melmap import MelMap, MelPair
 from voxanon.models.ltf.model import LtfConfig, LtfNet, n_params
 from voxanon.models.ltf.speaker import SpeakerPredictor
-from voxanon.training.acoustic_features import list_utterances
-from voxanon.training.acoustic import Run, TrainLog
-from voxanon.training.asrbn import hold_out
 from voxanon.progress import Progress
+from voxanon.training.acoustic import Run, TrainLog
+from voxanon.training.acoustic_features import list_utterances
+from voxanon.training.asrbn import hold_out
 
 SAMPLE_RATE = 16000
 INITS = ("universal", "scratch")

@@ -1,7 +1,7 @@
 """The VPC 2024 kit's ``exp/asr`` (speechbrain EncoderASR) read without speechbrain.
 
 The real checkpoint (speechbrain/asr-wav2vec2-librispeech, 1.27 GB) is not on
-these machines: the folders are generated (``kit_folders``) with the kit's file
+these machines: the folders are generated (``tests.helpers.vpc_kit_folders``) with the kit's file
 names, hyperparams layout and key names, small, and the loader's output is
 checked against a forward pass written from the tensors.
 """
@@ -12,14 +12,20 @@ import numpy as np
 import pytest
 import torch
 
+from tests.helpers.vpc_kit_folders import (
+    ASR_HPARAMS,
+    LV60,
+    SMALL_LV60,
+    reference_asr_log_probs,
+    reference_greedy,
+    vanilla_nn_shapes,
+    wav2vec2_shapes,
+    write_asr_folder,
+)
 from voxanon.audio.synthetic import speech_like
 from voxanon.metrics.text import normalize_vpc
 from voxanon.models.asr import AsrError, load_asr
 from voxanon.models.asr.vpc2024 import Vpc2024Asr, ctc_greedy
-
-from ..sb.kit_folders import (
-    ASR_HPARAMS, LV60, SMALL_LV60, reference_asr_log_probs, reference_greedy, vanilla_nn_shapes, wav2vec2_shapes,
-    write_asr_folder)
 
 pytest.importorskip("transformers")
 torch.set_num_threads(1)
@@ -139,8 +145,8 @@ def test_full_size_keys_and_shapes(tmp_path, monkeypatch):
     The folder holds no wav2vec2 config (as the kit's), so the loader takes lv60-self's from its table; the keys
     and shapes it expects must be those written out here from the real hyperparams.
     """
-    from voxanon.models.sb import model as sb_model
-    from voxanon.models.sb.hparams import load_hparams, node_at
+    from voxanon.models.speechbrain import model as sb_model
+    from voxanon.models.speechbrain.hparams import load_hparams, node_at
 
     folder = tmp_path / "asr"
     folder.mkdir()

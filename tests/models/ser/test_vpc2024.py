@@ -1,7 +1,7 @@
 """The VPC 2024 kit's ``exp/ser`` (a speechbrain wav2vec2 classifier per IEMOCAP fold) read without speechbrain.
 
 The real fold checkpoints are not on these machines: ``exp/ser`` is generated
-(``kit_folders``) with the kit's layout (``fold_<k>/CKPT+<n>/``), file names,
+(``tests.helpers.vpc_kit_folders``) with the kit's layout (``fold_<k>/CKPT+<n>/``), file names,
 hyperparams and key names, small, and the probabilities are checked against a
 forward pass written from the tensors.
 """
@@ -14,13 +14,20 @@ import numpy as np
 import pytest
 import torch
 
+from tests.helpers.vpc_kit_folders import (
+    BASE,
+    IEMOCAP_ORDER,
+    LABEL_ENCODER,
+    SER_HPARAMS,
+    SMALL_BASE,
+    reference_ser_proba,
+    wav2vec2_shapes,
+    write_ser_fold,
+)
 from voxanon.audio.synthetic import speech_like
 from voxanon.data.iemocap import EMOTIONS
 from voxanon.models.ser import SERError, load_ser
 from voxanon.models.ser.vpc2024 import Vpc2024Ser, load_vpc2024_ser_folds
-
-from ..sb.kit_folders import (
-    BASE, IEMOCAP_ORDER, LABEL_ENCODER, SER_HPARAMS, SMALL_BASE, reference_ser_proba, wav2vec2_shapes, write_ser_fold)
 
 pytest.importorskip("transformers")
 torch.set_num_threads(1)
@@ -73,8 +80,8 @@ def test_batches_equal_one_at_a_time(exp_ser, wavs):
 
 def test_full_size_keys_and_shapes(tmp_path, monkeypatch):
     """A fold at wav2vec2-base's real sizes (94.4 M parameters, meta device) with the loader's own config table."""
-    from voxanon.models.sb import model as sb_model
-    from voxanon.models.sb.hparams import load_hparams, node_at
+    from voxanon.models.speechbrain import model as sb_model
+    from voxanon.models.speechbrain.hparams import load_hparams, node_at
 
     folder = tmp_path / "CKPT+1"
     folder.mkdir()

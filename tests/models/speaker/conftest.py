@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.helpers.dvector_data import SMALL, write_quantised
 from voxanon.models.speaker.dvector import EncoderError, model_path
 from voxanon.models.speaker.dvector_net import DVectorNet
-
-from .dvector_data import SMALL, write_quantised
 
 
 @pytest.fixture(scope="session")

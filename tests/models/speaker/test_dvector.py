@@ -6,12 +6,25 @@ import numpy as np
 import pytest
 import scipy.signal
 
-from .dvector_data import SMALL, debian_sample, librivox_clips, write_quantised
+from tests.helpers.dvector_data import (
+    SMALL,
+    debian_sample,
+    librivox_clips,
+    write_quantised,
+)
 from voxanon.audio.synthetic import speech_like
 from voxanon.dsp.mel import slaney_mel_filters
 from voxanon.models.speaker import EncoderError, load_encoder
-from voxanon.models.speaker.dvector import (CONFIG_KEY, MODEL_SHA256, DVectorConfig, OnnxDVector,
-                                            config_from_metadata, log_mels, mel_windows, model_path)
+from voxanon.models.speaker.dvector import (
+    CONFIG_KEY,
+    MODEL_SHA256,
+    DVectorConfig,
+    OnnxDVector,
+    config_from_metadata,
+    log_mels,
+    mel_windows,
+    model_path,
+)
 from voxanon.models.speaker.dvector_net import DVectorNet
 
 #: the metadata of the shipped embedder.int8.onnx, as read from the file

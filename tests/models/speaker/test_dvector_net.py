@@ -6,13 +6,19 @@ import pytest
 import torch
 from onnx import numpy_helper
 
-from .dvector_data import SMALL, debian_sample, librivox_clips
+from tests.helpers.dvector_data import SMALL, debian_sample, librivox_clips
 from voxanon.audio.io import resample
 from voxanon.audio.synthetic import speech_like
 from voxanon.models.speaker import EncoderError, load_encoder
 from voxanon.models.speaker.dvector import OnnxDVector
-from voxanon.models.speaker.dvector_net import (FORMAT, DVectorNet, TorchDVector, dequantize, load_dvector_net,
-                                                save_dvector)
+from voxanon.models.speaker.dvector_net import (
+    FORMAT,
+    DVectorNet,
+    TorchDVector,
+    dequantize,
+    load_dvector_net,
+    save_dvector,
+)
 
 torch.set_num_threads(1)
 #: the port's utterance embeddings against the int8 ONNX model's on real speech (both L2-normalised)

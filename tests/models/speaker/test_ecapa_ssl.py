@@ -16,16 +16,28 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from tests.helpers.asv_ssl_checkpoint import (
+    ECAPA_KIT,
+    ECAPA_SMALL,
+    WAVLM_LARGE_CFG,
+    WAVLM_SMALL_CFG,
+    ecapa_ssl_shapes,
+    random_ecapa_state,
+    reference_wavlm,
+    unilm_state,
+    write_asv_ssl,
+)
 from voxanon.audio.io import AudioError
 from voxanon.audio.synthetic import speech_like
 from voxanon.models.content import ContentError
 from voxanon.models.fbank import Fbank
 from voxanon.models.speaker import EncoderError, load_encoder
-from voxanon.models.speaker.ecapa_ssl import (EcapaSslEncoder, best_checkpoint_folder, ecapa_ssl_from_states,
-                                              resample_frames)
-
-from .asv_ssl_checkpoint import (ECAPA_KIT, ECAPA_SMALL, WAVLM_LARGE_CFG, WAVLM_SMALL_CFG, ecapa_ssl_shapes,
-                                 random_ecapa_state, reference_wavlm, unilm_state, write_asv_ssl)
+from voxanon.models.speaker.ecapa_ssl import (
+    EcapaSslEncoder,
+    best_checkpoint_folder,
+    ecapa_ssl_from_states,
+    resample_frames,
+)
 
 torch.set_num_threads(1)
 DILATIONS = (1, 2, 3, 4)

@@ -23,7 +23,11 @@ from typing import Any
 import numpy as np
 
 from voxanon.anonymizers.pseudo.defaults import load_default_flow, load_default_pool
-from voxanon.anonymizers.pseudo.generators import GaussianGenerator, PoolGenerator, predict_gender
+from voxanon.anonymizers.pseudo.generators import (
+    GaussianGenerator,
+    PoolGenerator,
+    predict_gender,
+)
 from voxanon.anonymizers.pseudo.pool import SpeakerPool, load_pool
 from voxanon.errors import ConfigError
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from voxanon.evaluation.evaluator import Env, Evaluator, SystemData
-from voxanon.lifeline import process_pool
 from voxanon.jobs.perf import SINGLE_THREAD_ENV
+from voxanon.lifeline import process_pool
 
 #: what one evaluation gave: its result as :func:`~voxanon.evaluation.results.to_dict` writes it, or the error
 Outcome = tuple[dict | None, str | None]

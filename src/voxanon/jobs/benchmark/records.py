@@ -16,8 +16,15 @@ from typing import Any
 
 from voxanon.atomic import write_text
 from voxanon.errors import DataError
-from voxanon.evaluation.results import (RESULT_KINDS, AsrResult, Interval, LearnabilityResult, PrivacyResult, from_dict,
-                                      to_dict)
+from voxanon.evaluation.results import (
+    RESULT_KINDS,
+    AsrResult,
+    Interval,
+    LearnabilityResult,
+    PrivacyResult,
+    from_dict,
+    to_dict,
+)
 from voxanon.evaluation.scenarios import AA_LAZY, OA, OO, SCENARIOS, strongest_attacker
 
 SCHEMA_VERSION = 3
@@ -272,8 +279,16 @@ def learned(result: LearnabilityResult | None, reference: float | None, method: 
 
 def rank(rows: list[SummaryRow]) -> Ranking:
     """Privacy categories, ranks, relative changes, Pareto fronts and the normalised score."""
-    from voxanon.metrics.ranking import (PRIVACY_VS_UAR, PRIVACY_VS_WER, UAR_VS_WER, SystemResult, pareto_front,
-                                         performance_matrix, rank_systems, relative_changes)
+    from voxanon.metrics.ranking import (
+        PRIVACY_VS_UAR,
+        PRIVACY_VS_WER,
+        UAR_VS_WER,
+        SystemResult,
+        pareto_front,
+        performance_matrix,
+        rank_systems,
+        relative_changes,
+    )
 
     def value(v: float | None) -> float:  # NaN where a measure is missing (e.g. no emotion set)
         return float(v) if v is not None else math.nan

@@ -41,16 +41,33 @@ from typing import Any, Callable
 from voxanon import __version__
 from voxanon.anonymizers.registry import available, build
 from voxanon.atomic import write_text
+from voxanon.data.layout import CORPUS_FILE, EMO, Layout, find_layout, trials
 from voxanon.errors import ConfigError
-from voxanon.evaluation.evaluator import EVALUATORS, Env, Evaluator, RunSettings, SystemData, plan, stage_key
+from voxanon.evaluation.evaluator import (
+    EVALUATORS,
+    Env,
+    Evaluator,
+    RunSettings,
+    SystemData,
+    plan,
+    stage_key,
+)
 from voxanon.evaluation.fingerprint import data_fingerprint, digest
 from voxanon.evaluation.ladder import SELECT_SPLIT
 from voxanon.evaluation.results import RESULT_KINDS, from_dict
 from voxanon.evaluation.scenarios import PRIMARY_SCENARIO
-from voxanon.data.layout import CORPUS_FILE, EMO, Layout, find_layout, trials
 from voxanon.jobs.benchmark.profiles import PROFILES, Profile  # noqa: F401  (re-exported)
-from voxanon.jobs.benchmark.records import (ORIGINAL, SCHEMA_VERSION, BenchmarkResults, DataInfo, Primary, RunInfo,
-                                       SystemRecord, rank, summary_rows)
+from voxanon.jobs.benchmark.records import (
+    ORIGINAL,
+    SCHEMA_VERSION,
+    BenchmarkResults,
+    DataInfo,
+    Primary,
+    RunInfo,
+    SystemRecord,
+    rank,
+    summary_rows,
+)
 
 #: Whisper punctuates and writes digits; the VPC's CTC recogniser does not (see voxanon.metrics.text.normalize_spoken)
 WER_NORMALIZATION = "spoken"

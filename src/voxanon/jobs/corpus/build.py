@@ -32,14 +32,29 @@ from voxanon.data.debian_clips import build_real_subset
 from voxanon.data.emofilm import HOW_TO_INSTALL, WHEEL_SHA256, wheel_path
 from voxanon.data.iemocap import classes_of, emotion_class
 from voxanon.data.kaldi import DataDir, write_data_dir
-from voxanon.lifeline import process_pool
+from voxanon.data.sentences import (
+    load_sentences,
+    load_topic_sentences,
+    topic_sentences_digest,
+)
 from voxanon.jobs.corpus import kokoro_speakers
 from voxanon.jobs.corpus.emofilm_set import REAL_EMOTION_MARKER, build_emofilm_set
 from voxanon.jobs.corpus.render import render
-from voxanon.data.sentences import load_sentences, load_topic_sentences, topic_sentences_digest
-from voxanon.jobs.corpus.sets import (EMOTIONS, N_FOLDS, SAMPLE_RATE, SIZES, CorpusPlanError, Plan, SizeSpec,
-                                          assign_formant_speakers, data_dirs, plan_corpus, speaker_needs)
+from voxanon.jobs.corpus.sets import (
+    EMOTIONS,
+    N_FOLDS,
+    SAMPLE_RATE,
+    SIZES,
+    CorpusPlanError,
+    Plan,
+    SizeSpec,
+    assign_formant_speakers,
+    data_dirs,
+    plan_corpus,
+    speaker_needs,
+)
 from voxanon.jobs.corpus.voices import BaseVoice, base_voices, missing_voices
+from voxanon.lifeline import process_pool
 from voxanon.models.tts import cli_engines as tts
 from voxanon.progress import Progress
 
@@ -190,7 +205,11 @@ def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine
 def _speakers(engine: str, spec: SizeSpec, seed: int, voices: list | None) -> dict:
     """Speakers per set for an engine; ``voices`` are BaseVoices (formant) or pack names (kokoro)."""
     if engine == kokoro_speakers.ENGINE:
-        from voxanon.models.tts.kokoro import HOW_TO_INSTALL, available_voices, voice_dir
+        from voxanon.models.tts.kokoro import (
+            HOW_TO_INSTALL,
+            available_voices,
+            voice_dir,
+        )
 
         packs = list(available_voices()) if voices is None else voices
         if not packs:

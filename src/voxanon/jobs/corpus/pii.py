@@ -20,7 +20,7 @@ from pathlib import Path
 from voxanon.data.kaldi import DataDir, write_data_dir
 from voxanon.data.pii import load_pii_sentences, word_spans
 from voxanon.jobs.corpus.build import SYNTHETIC_MARKER, render_jobs
-from voxanon.jobs.corpus.kokoro_speakers import ENGLISH_PREFIXES, ENGINE, pack_gender
+from voxanon.jobs.corpus.kokoro_speakers import ENGINE, ENGLISH_PREFIXES, pack_gender
 from voxanon.jobs.corpus.seeding import unit
 from voxanon.jobs.corpus.sets import CorpusPlanError, UttJob
 

@@ -31,11 +31,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from voxanon.errors import DataError
 from voxanon.data import layout
 from voxanon.data.kaldi import DataDir, Trial
-from voxanon.jobs.corpus.seeding import unit
 from voxanon.data.sentences import Sentence
+from voxanon.errors import DataError
+from voxanon.jobs.corpus.seeding import unit
 from voxanon.jobs.corpus.voices import BaseVoice, Speaker, speaker_pool
 
 SAMPLE_RATE = 16000

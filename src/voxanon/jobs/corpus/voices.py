@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from voxanon.models.tts import cli_engines as tts
 from voxanon.jobs.corpus.seeding import unit
+from voxanon.models.tts import cli_engines as tts
 
 #: warp factors per gender (see the module docstring)
 WARPS = {"f": (0.95, 1.0, 1.05, 1.1), "m": (0.9, 0.95, 1.0, 1.05)}

@@ -16,11 +16,23 @@ from typing import Any
 from voxanon.atomic import atomic_open
 from voxanon.data.iemocap import classes_of
 from voxanon.evaluation.results import LearnabilityResult, SerResult, to_dict
-from voxanon.evaluation.scenarios import AA_LAZY, AA_SEMI, SCENARIOS, overstatement, title
+from voxanon.evaluation.scenarios import (
+    AA_LAZY,
+    AA_SEMI,
+    SCENARIOS,
+    overstatement,
+    title,
+)
+from voxanon.jobs.benchmark.records import (
+    ORIGINAL,
+    BenchmarkResults,
+    SummaryRow,
+    check_asrs,
+    privacy_rows,
+    summary_rows,
+)
 from voxanon.jobs.report import figures
 from voxanon.jobs.report.page import audio, figure, fmt, fmt_ci, table, write_report
-from voxanon.jobs.benchmark.records import (ORIGINAL, BenchmarkResults, SummaryRow, check_asrs, privacy_rows,
-                                       summary_rows)
 
 #: class code -> the word the report uses
 CLASS_NAMES = {"neu": "neutral", "sad": "sadness", "ang": "anger", "hap": "happiness", "fea": "fear"}

@@ -32,8 +32,8 @@ from typing import Any, Protocol
 
 from voxanon.anonymizers.base import Anonymizer
 from voxanon.errors import RunError
-from voxanon.lifeline import process_pool
 from voxanon.jobs.runner.worker import Result, Task, Worker, anonymize_task
+from voxanon.lifeline import process_pool
 
 
 class Backend(Protocol):

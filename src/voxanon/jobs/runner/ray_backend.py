@@ -47,8 +47,8 @@ from typing import Any
 from voxanon.anonymizers.base import Anonymizer
 from voxanon.errors import ConfigError, RunError
 from voxanon.jobs.runner.backend import check_picklable, lost
-from voxanon.lifeline import hold_lifeline
 from voxanon.jobs.runner.worker import Result, Task, Worker
+from voxanon.lifeline import hold_lifeline
 
 #: batches queued on each actor at a time: one running, one waiting (hides the round trip)
 IN_FLIGHT_PER_WORKER = 2

@@ -28,9 +28,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from voxanon.errors import RunError  # noqa: F401  (re-exported)
 from voxanon.atomic import write_text
 from voxanon.data.kaldi import FILES
+from voxanon.errors import RunError  # noqa: F401  (re-exported)
 
 RUN_FILE = "voxanon_run.json"
 FAILURES_FILE = "failures.tsv"

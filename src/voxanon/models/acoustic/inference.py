@@ -10,7 +10,11 @@ import numpy as np
 import torch
 
 from voxanon.errors import ModelError
-from voxanon.models.acoustic.features import SourceFeatures, network_content, source_features
+from voxanon.models.acoustic.features import (
+    SourceFeatures,
+    network_content,
+    source_features,
+)
 from voxanon.models.acoustic.networks import build_net, config_from_dict
 from voxanon.models.checkpoint import check_state_keys, load_checkpoint
 

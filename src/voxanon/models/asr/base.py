@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from voxanon.errors import ModelError
 from voxanon.audio.io import check_waveform, resample
+from voxanon.errors import ModelError
 
 #: the backend used when none is named
 DEFAULT_ASR = "whisper-tiny"

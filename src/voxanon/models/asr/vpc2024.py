@@ -11,7 +11,7 @@ with relative lengths ``length / longest`` (float32):
 
 - ``modules.encoder`` of ``hyperparams.yaml``, a ``LengthsCapableSequential``
   (the wav2vec2 lobe, the ``enc`` DNN, ``ctc_lin``, ``log_softmax``), is built
-  here from the file (:mod:`voxanon.models.sb`); the lobe's input and output
+  here from the file (:mod:`voxanon.models.speechbrain`); the lobe's input and output
   layer norms cover each item's padding, so a transcript depends on its batch;
 - ``decoding_function``, ``ctc_greedy_decode(blank_id)``: in each item's first
   ``round(rel_len * frames)`` frames the best class, repeats merged, blanks
@@ -79,7 +79,7 @@ class _Tokenizer:
                 raise AsrError(f"{path}: not a sentencepiece model ({exc})") from exc
             self.size = self.sp.get_piece_size()
         elif target == CTC_TEXT_ENCODER:
-            from voxanon.models.sb.labels import read_label_encoder
+            from voxanon.models.speechbrain.labels import read_label_encoder
 
             self.sp, self.labels = None, read_label_encoder(path)
             self.size = len(self.labels)
@@ -101,7 +101,7 @@ class Vpc2024Asr(AsrBackend):
     def __init__(self, folder: str | os.PathLike, *, device: str = "cpu", threads: int = 0, batch_size: int = 8):
         import torch
 
-        from voxanon.models.sb.hparams import SbFolderError
+        from voxanon.models.speechbrain.hparams import SbFolderError
 
         if threads:
             torch.set_num_threads(threads)
@@ -112,9 +112,15 @@ class Vpc2024Asr(AsrBackend):
             raise AsrError(str(exc)) from exc
 
     def _load(self, folder: Path) -> None:
-        from voxanon.models.sb.hparams import HPARAMS_FILE, checkpoint_folder, file_of, load_hparams, node_at
-        from voxanon.models.sb.model import load_modules, model_id
-        from voxanon.models.sb.wav2vec2 import Wav2Vec2Lobe
+        from voxanon.models.speechbrain.hparams import (
+            HPARAMS_FILE,
+            checkpoint_folder,
+            file_of,
+            load_hparams,
+            node_at,
+        )
+        from voxanon.models.speechbrain.model import load_modules, model_id
+        from voxanon.models.speechbrain.wav2vec2 import Wav2Vec2Lobe
 
         folder = checkpoint_folder(folder)
         where = folder / HPARAMS_FILE

@@ -30,7 +30,11 @@ def load_content_encoder(spec: str = "whisper-tiny") -> ContentEncoder:
     """Load a content encoder once per process."""
     engine, _, rest = spec.partition(":")
     if engine == "whisper-tiny" or engine == "whisper-ct2":
-        from voxanon.models.content.whisper import WhisperContent, bundled_model_bin, load_whisper_encoder
+        from voxanon.models.content.whisper import (
+            WhisperContent,
+            bundled_model_bin,
+            load_whisper_encoder,
+        )
 
         if engine == "whisper-tiny":
             path, layer, name = bundled_model_bin(), int(rest) if rest else 3, engine

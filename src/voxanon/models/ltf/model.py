@@ -22,7 +22,13 @@ import torch
 from torch import nn
 
 from voxanon.models.ltf.fvq import FactorizedVQ
-from voxanon.models.vocoder.hifigan import PRESETS, Generator, HifiganConfig, fold_weight_norm, retime_state
+from voxanon.models.vocoder.hifigan import (
+    PRESETS,
+    Generator,
+    HifiganConfig,
+    fold_weight_norm,
+    retime_state,
+)
 
 VOCODER = "v1-16k"
 

@@ -49,7 +49,7 @@ class Vpc2024Ser(EmotionRecognizer):
     """One fold's classifier of the kit's ``exp/ser`` (``fold_<k>`` or its ``CKPT<n>`` folder)."""
 
     def __init__(self, folder: str | os.PathLike, *, device: str = "cpu"):
-        from voxanon.models.sb.hparams import SbFolderError
+        from voxanon.models.speechbrain.hparams import SbFolderError
 
         try:
             self._load(Path(folder), device)
@@ -57,10 +57,16 @@ class Vpc2024Ser(EmotionRecognizer):
             raise SERError(str(exc)) from exc
 
     def _load(self, folder: Path, device: str) -> None:
-        from voxanon.models.sb.hparams import HPARAMS_FILE, checkpoint_folder, file_of, load_hparams, node_at
-        from voxanon.models.sb.labels import read_label_encoder
-        from voxanon.models.sb.layers import LINEAR
-        from voxanon.models.sb.model import load_modules, model_id
+        from voxanon.models.speechbrain.hparams import (
+            HPARAMS_FILE,
+            checkpoint_folder,
+            file_of,
+            load_hparams,
+            node_at,
+        )
+        from voxanon.models.speechbrain.labels import read_label_encoder
+        from voxanon.models.speechbrain.layers import LINEAR
+        from voxanon.models.speechbrain.model import load_modules, model_id
 
         folder = checkpoint_folder(folder)
         where = folder / HPARAMS_FILE
@@ -122,7 +128,7 @@ class Vpc2024Folds(Mapping):
     """
 
     def __init__(self, folder: str | os.PathLike, *, device: str = "cpu"):
-        from voxanon.models.sb.hparams import HPARAMS_FILE, checkpoint_folder
+        from voxanon.models.speechbrain.hparams import HPARAMS_FILE, checkpoint_folder
 
         self.folder, self.device = Path(folder), device
         self.dirs = _fold_dirs(self.folder)

@@ -32,7 +32,12 @@ from torch import nn
 
 from voxanon.models.checkpoint import check_state_keys, load_checkpoint, save_atomic
 from voxanon.models.speaker.base import EncoderError, file_digest
-from voxanon.models.speaker.dvector import DVectorConfig, DVectorEncoder, config_from_metadata, model_path
+from voxanon.models.speaker.dvector import (
+    DVectorConfig,
+    DVectorEncoder,
+    config_from_metadata,
+    model_path,
+)
 
 FORMAT = "voxanon-dvector/1"
 CHECKPOINT_KEYS = ("format", "config", "model", "meta")

@@ -75,7 +75,12 @@ from voxanon.models.checkpoint import check_state_keys, load_checkpoint
 from voxanon.models.content.unilm import read_checkpoint, wavlm_from_state
 from voxanon.models.fbank import Fbank, FbankConfig
 from voxanon.models.speaker.base import BatchedEncoder, EncoderError, file_digest
-from voxanon.models.speaker.ecapa import EcapaConfig, EcapaTdnn, SERes2NetBlock, padded_batch
+from voxanon.models.speaker.ecapa import (
+    EcapaConfig,
+    EcapaTdnn,
+    SERes2NetBlock,
+    padded_batch,
+)
 from voxanon.models.speaker.speechbrain_ecapa import config_from_state_dict
 
 ECAPA_FILE = "embedding_model.ckpt"

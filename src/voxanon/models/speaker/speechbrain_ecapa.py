@@ -19,9 +19,9 @@ import re
 
 import torch
 
-from voxanon.models.speaker.ecapa import EcapaConfig, EcapaEncoder, EcapaTdnn
 from voxanon.models.fbank import FbankConfig
 from voxanon.models.speaker.base import EncoderError, file_digest
+from voxanon.models.speaker.ecapa import EcapaConfig, EcapaEncoder, EcapaTdnn
 
 
 def config_from_state_dict(sd: dict[str, torch.Tensor], dilations: tuple[int, ...] | None = None) -> EcapaConfig:

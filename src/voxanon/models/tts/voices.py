@@ -21,8 +21,8 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from voxanon.models.tts import cli_engines as cli_tts
 from voxanon.audio.io import AudioError
+from voxanon.models.tts import cli_engines as cli_tts
 
 
 class TtsError(AudioError):

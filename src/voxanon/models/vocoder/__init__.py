@@ -31,7 +31,11 @@ def load_vocoder(spec: str = "hifigan-universal", *, threads: int = 0, engine: s
     if spec == "hifigan-universal" or spec.startswith("hifigan:"):
         import torch
 
-        from voxanon.models.vocoder.hifigan import HifiganVocoder, load_generator, universal_checkpoint
+        from voxanon.models.vocoder.hifigan import (
+            HifiganVocoder,
+            load_generator,
+            universal_checkpoint,
+        )
 
         if threads > 0:
             torch.set_num_threads(threads)
@@ -39,7 +43,12 @@ def load_vocoder(spec: str = "hifigan-universal", *, threads: int = 0, engine: s
         return HifiganVocoder(load_generator(path), spec, engine=engine, threads=threads)
     if spec.startswith("hifigan-knnvc:") and "|" in spec:
         from voxanon.models.content import load_content_encoder
-        from voxanon.models.vocoder.hifigan import PRESETS, FeatureVocoder, config_next_to, load_generator
+        from voxanon.models.vocoder.hifigan import (
+            PRESETS,
+            FeatureVocoder,
+            config_next_to,
+            load_generator,
+        )
 
         path, _, encoder = spec.partition(":")[2].partition("|")
         generator = load_generator(path, config_next_to(path, PRESETS["knnvc"]))

@@ -10,10 +10,10 @@ import torch
 from torch import nn
 
 from voxanon.digest import file_digest
-from voxanon.models.sb.hparams import Node, file_of, loadable_files
-from voxanon.models.sb.layers import build_layer
-from voxanon.models.sb.wav2vec2 import LOBES, build_lobe
-from voxanon.models.sb.weights import check_filled, fill, holders, read_state
+from voxanon.models.speechbrain.hparams import Node, file_of, loadable_files
+from voxanon.models.speechbrain.layers import build_layer
+from voxanon.models.speechbrain.wav2vec2 import LOBES, build_lobe
+from voxanon.models.speechbrain.weights import check_filled, fill, holders, read_state
 
 
 def _lobes(value: object) -> Iterator[Node]:
@@ -35,7 +35,7 @@ def load_modules(folder: Path, hparams: dict, where: Path, nodes: list[Node]
 
     Returns the modules and the loadable files (``{name: (path, object)}``, for the callers' tokenizers and label
     encoders). Every tensor of every module must come from a file, key by key (see
-    :mod:`voxanon.models.sb.weights`).
+    :mod:`voxanon.models.speechbrain.weights`).
     """
     files = loadable_files(folder, hparams, where)
     built: dict[int, tuple[nn.Module, int | None]] = {}

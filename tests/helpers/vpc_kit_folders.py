@@ -8,7 +8,7 @@ speechbrain/asr-wav2vec2-librispeech and speechbrain/emotion-recognition-wav2vec
 and state-dict keys written out here from the modules speechbrain saves
 (its wav2vec2 lobe holds transformers' ``Wav2Vec2Model`` as ``model``; its
 ``Linear`` an ``nn.Linear`` as ``w``; ``VanillaNN`` names its layers ``linear``,
-``act``, ``linear_0`` ...), independently of :mod:`voxanon.models.sb`.
+``act``, ``linear_0`` ...), independently of :mod:`voxanon.models.speechbrain`.
 The forward pass below is written from the tensors (no transformers, no voxanon
 module), so the loader is checked against the layout and the computation, not
 against itself.

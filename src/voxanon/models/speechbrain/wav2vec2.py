@@ -38,7 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from voxanon.models.sb.hparams import Node, SbFolderError
+from voxanon.models.speechbrain.hparams import Node, SbFolderError
 
 #: speechbrain's wav2vec2 lobes (0.5.x; 1.0-1.0.x; later releases)
 LOBES = ("speechbrain.lobes.models.huggingface_wav2vec.HuggingFaceWav2Vec2",
@@ -126,7 +126,7 @@ def build_lobe(node: Node, folder: Path, state: dict[str, torch.Tensor], where: 
     """The lobe of a hyperparams node, shaped for its checkpoint ``state``; with its output size.
 
     Built on the current default device (the meta device, to be filled by
-    :func:`voxanon.models.sb.weights.fill`).
+    :func:`voxanon.models.speechbrain.weights.fill`).
     """
     from transformers import Wav2Vec2Config
 

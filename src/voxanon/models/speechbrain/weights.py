@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from voxanon.models.checkpoint import check_state_keys, load_checkpoint
-from voxanon.models.sb.hparams import Node, SbFolderError
+from voxanon.models.speechbrain.hparams import Node, SbFolderError
 
 _PARAMETRIZED = (".parametrizations.weight.original0", ".parametrizations.weight.original1")
 _LEGACY = (".weight_g", ".weight_v")
@@ -44,7 +44,7 @@ def holders(files: dict[str, tuple[Path, object]], built: dict[int, tuple[nn.Mod
             ) -> dict[Path, dict[str, nn.Module]]:
     """For each loadable file that holds modules, the built modules it fills by key prefix.
 
-    ``built`` maps ``id(node)`` to ``(module, ...)`` (see :func:`voxanon.models.sb.layers.build_layer`); loadables
+    ``built`` maps ``id(node)`` to ``(module, ...)`` (see :func:`voxanon.models.speechbrain.layers.build_layer`); loadables
     that are not modules (tokenizers, label encoders) are left to their users.
     """
     out: dict[Path, dict[str, nn.Module]] = {}

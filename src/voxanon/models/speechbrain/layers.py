@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from voxanon.models.sb.hparams import Node, SbFolderError
+from voxanon.models.speechbrain.hparams import Node, SbFolderError
 
 LINEAR = "speechbrain.nnet.linear.Linear"
 BATCHNORM = "speechbrain.nnet.normalization.BatchNorm1d"

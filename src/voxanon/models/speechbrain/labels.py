@@ -12,7 +12,7 @@ import ast
 import os
 from pathlib import Path
 
-from voxanon.models.sb.hparams import SbFolderError
+from voxanon.models.speechbrain.hparams import SbFolderError
 
 SEPARATOR = "================"
 ARROW = " => "

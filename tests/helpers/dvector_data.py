@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from tests.helpers.audio import LIBRIVOX
 from voxanon.audio.io import load_audio
 from voxanon.data.debian_clips import find_clips
 from voxanon.models.speaker.dvector import CONFIG_KEY, DVectorConfig
 from voxanon.models.speaker.dvector_net import DVectorNet
 
-LIBRIVOX = Path(__file__).resolve().parents[2] / "data" / "librivox"
 #: a d-vector small enough to export and quantise in a second
 SMALL = DVectorConfig(n_mels=8, window=10, stride=5, lstm_hidden=16, lstm_layers=2, emb_dim=12)
 

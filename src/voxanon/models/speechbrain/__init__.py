@@ -7,16 +7,16 @@ sentencepiece model, a label-encoder text file). This package reads those
 files with PyYAML, torch and transformers and rebuilds the pieces the VPC 2024
 evaluation models use:
 
-:mod:`~voxanon.models.sb.hparams`
-    the YAML with its tags kept as :class:`~voxanon.models.sb.hparams.Node`
+:mod:`~voxanon.models.speechbrain.hparams`
+    the YAML with its tags kept as :class:`~voxanon.models.speechbrain.hparams.Node`
     objects, references resolved, the checkpoint folder and loadable files found
     the way speechbrain finds them.
-:mod:`~voxanon.models.sb.wav2vec2`
+:mod:`~voxanon.models.speechbrain.wav2vec2`
     speechbrain's Hugging Face wav2vec2 lobe (``model.*`` state dict, input and
     output layer norms).
-:mod:`~voxanon.models.sb.layers`
+:mod:`~voxanon.models.speechbrain.layers`
     ``Linear``, ``BatchNorm1d``, ``VanillaNN``/``Sequential`` DNNs and
     ``Softmax`` with speechbrain's parameter names.
-:mod:`~voxanon.models.sb.labels`
+:mod:`~voxanon.models.speechbrain.labels`
     speechbrain's ``CategoricalEncoder`` text files (``'neu' => 0``).
 """

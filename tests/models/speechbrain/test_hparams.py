@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers.vpc_kit_folders import ASR_HPARAMS, LABEL_ENCODER, SER_HPARAMS
 from voxanon.errors import ModelError
-from voxanon.models.sb.hparams import (
-    Node, SbFolderError, checkpoint_folder, file_of, load_hparams, loadable_files, node_at)
-from voxanon.models.sb.labels import read_label_encoder
-
-from .kit_folders import ASR_HPARAMS, LABEL_ENCODER, SER_HPARAMS
+from voxanon.models.speechbrain.hparams import (
+    Node,
+    SbFolderError,
+    checkpoint_folder,
+    file_of,
+    load_hparams,
+    loadable_files,
+    node_at,
+)
+from voxanon.models.speechbrain.labels import read_label_encoder
 
 
 def test_kit_hyperparams_resolve_with_identity(tmp_path):
