@@ -9,11 +9,13 @@ command line prints that message as one line (a traceback only with
 code  meaning
 ====  =====================================================================
 0     success
-1     crash: an unexpected error (a bug), or a run that could not proceed
+1     crash: an unexpected error (a bug)
 2     usage: bad command line, parameter or configuration
 3     data: missing, unreadable or inconsistent input data
 4     model: a model or checkpoint that is missing, corrupt or unusable
 5     partial: the command finished but some items failed (the list is written)
+6     refused: the run cannot start or go on for an operational reason (output folder in use or
+      made with other settings, unsafe or unwritable output path, disk full); nothing is lost
 130   interrupted (Ctrl-C); finished outputs are kept, rerun to resume
 ====  =====================================================================
 """
@@ -26,6 +28,7 @@ EXIT_USAGE = 2
 EXIT_DATA = 3
 EXIT_MODEL = 4
 EXIT_PARTIAL = 5
+EXIT_REFUSED = 6
 EXIT_INTERRUPTED = 130
 
 
@@ -54,6 +57,7 @@ class ModelError(VoxanonError):
 
 
 class RunError(VoxanonError):
-    """A run that must not start or cannot continue (unsafe paths, foreign output folder, lock held)."""
+    """A run refused for an operational reason: unsafe paths, an output folder in use or made with other
+    settings, an unwritable output, a full disk, an unreachable cluster."""
 
-    exit_code = EXIT_CRASH
+    exit_code = EXIT_REFUSED

@@ -65,10 +65,10 @@ def test_usage_errors_exit_2(data_dir: Path, tmp_path: Path, capsys: pytest.Capt
     assert not (tmp_path / "o").exists()
 
 
-def test_refusals_exit_1(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    assert cli("--method", TOY, "--quiet", str(data_dir), str(data_dir / "x")) == 1
+def test_refusals_exit_6(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert cli("--method", TOY, "--quiet", str(data_dir), str(data_dir / "x")) == 6
     assert cli("--method", TOY, "--quiet", "--jobs", "1", str(data_dir), str(tmp_path / "o")) == 0
-    assert cli("--method", TOY, "--quiet", "--jobs", "1", "--seed", "3", str(data_dir), str(tmp_path / "o")) == 1
+    assert cli("--method", TOY, "--quiet", "--jobs", "1", "--seed", "3", str(data_dir), str(tmp_path / "o")) == 6
     assert "differ in: seed" in capsys.readouterr().err
     assert cli("--method", TOY, "--quiet", "--jobs", "1", "--seed", "3", "--force",
                str(data_dir), str(tmp_path / "o")) == 0

@@ -33,8 +33,8 @@ voxanon version) are kept in {RUN_FILE}; a run with other settings is refused
 unless --force, which first deletes all previous outputs.
 
 Exit status: {EXIT_OK} done; {EXIT_PARTIAL} some utterances failed; 2 usage error; 3 bad
-input data; 1 the run could not proceed (disk full, output in use, other
-settings) or crashed.
+input data; 6 the run could not proceed (disk full, output in use, other
+settings); 1 a crash (a bug).
 
 --method takes a registered name (see `voxanon list`) or the import path
 package.module:Class of an Anonymizer subclass that is not registered.

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from voxanon.atomic import write_text
-from voxanon.errors import ConfigError, RunError
+from voxanon.errors import ConfigError, DataError, RunError
 from voxanon.models.acoustic.dit import DiTConfig, DiTNet
 from voxanon.models.acoustic.features import network_content
 from voxanon.models.acoustic.inference import AcousticModel, ModelSpecs, model_file
@@ -405,7 +405,7 @@ def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None
                                                                            quiet=quiet) if valid_dir
                                               else ([], [], 0.0))
     if not train_items:
-        raise RunError(f"no usable training utterance in {', '.join(train_dirs)} ({len(skipped)} skipped)")
+        raise DataError(f"no usable training utterance in {', '.join(train_dirs)} ({len(skipped)} skipped)")
     if fresh and isinstance(net, DiTNet):
         prepare_dit(net, train_items, settings.seed)
     batches = Batches(train_items, cfg, settings.segment_frames, np.random.default_rng(settings.seed))

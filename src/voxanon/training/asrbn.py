@@ -18,7 +18,7 @@ import dataclasses
 import numpy as np
 import torch
 
-from voxanon.errors import ConfigError, RunError
+from voxanon.errors import ConfigError, DataError, RunError
 from voxanon.models.acoustic.inference import ModelSpecs
 from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
 from voxanon.training.acoustic import (
@@ -88,7 +88,7 @@ def train_asrbn(train_dirs: list[str], out_dir: str, *, codebook_size: int = 48,
     train_items, skipped, train_secs = extract(train_todo, extractor, settings.n_perturb, quiet=quiet)
     valid_items, valid_skipped, valid_secs = extract(valid_todo, extractor, 0, quiet=quiet)
     if not train_items:
-        raise RunError(f"no usable training utterance in {', '.join(train_dirs)} ({len(skipped)} skipped)")
+        raise DataError(f"no usable training utterance in {', '.join(train_dirs)} ({len(skipped)} skipped)")
     speakers = sorted({it.speaker for it in train_items})
     not_copied, source = None, load_init(init) if init and run.resumed is None else None
     if run.resumed is not None:

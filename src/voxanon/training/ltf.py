@@ -42,7 +42,7 @@ import torch.nn.functional as F
 
 from voxanon.atomic import write_text
 from voxanon.audio.io import load_audio, resample
-from voxanon.errors import ConfigError, RunError, VoxanonError
+from voxanon.errors import ConfigError, DataError, RunError, VoxanonError
 from voxanon.models.checkpoint import save_atomic
 from voxanon.models.content import load_content_encoder
 from voxanon.models.ltf.fvq import usage
@@ -244,7 +244,7 @@ def train_ltf(train_dirs: list[str], out_dir: str, *, cfg: LtfConfig = LtfConfig
     train_items, skipped = prepare(train_todo, encoder, spf, settings.segment, quiet)
     valid_items, valid_skipped = prepare(valid_todo, encoder, spf, settings.segment, quiet)
     if not train_items:
-        raise RunError(f"no usable training utterance in {', '.join(train_dirs)} ({len(skipped)} skipped)")
+        raise DataError(f"no usable training utterance in {', '.join(train_dirs)} ({len(skipped)} skipped)")
     mapping = None
     if cfg.output == "mel":
         add_mels(train_items + valid_items)

@@ -76,11 +76,11 @@ def test_speaker_level_gives_one_rng_per_speaker(data_dir: Path, tmp_path: Path)
 
 
 def test_speaker_level_needs_utt2spk(data_dir: Path, audio_folder: Path, tmp_path: Path) -> None:
-    with pytest.raises(RunError, match="--level speaker needs a data directory"):
+    with pytest.raises(DataError, match="--level speaker needs a data directory"):
         anonymize_corpus(audio_folder, tmp_path / "o1", ToyGain(), level="speaker", quiet=True)
     for name in ("utt2spk", "spk2utt", "spk2gender"):
         (data_dir / name).unlink()
-    with pytest.raises(RunError, match="--level speaker needs utt2spk"):
+    with pytest.raises(DataError, match="--level speaker needs utt2spk"):
         anonymize_corpus(data_dir, tmp_path / "o2", ToyGain(), level="speaker", quiet=True)
     assert not (tmp_path / "o2").exists()
 
@@ -222,7 +222,7 @@ def test_bad_input_is_reported_before_writing(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="spk2gender:1"):
         anonymize_corpus(bad, tmp_path / "o", ToyGain(), quiet=True)
     (bad / "segments").write_text("")
-    with pytest.raises(RunError, match="segments"):
+    with pytest.raises(DataError, match="segments"):
         anonymize_corpus(bad, tmp_path / "o", ToyGain(), quiet=True)
     with pytest.raises(ValueError, match="jobs"):
         anonymize_corpus(bad, tmp_path / "o", ToyGain(), jobs=0, quiet=True)

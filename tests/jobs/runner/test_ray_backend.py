@@ -16,7 +16,12 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.audio import make_data_dir
-from tests.helpers.processes import run_cli_killed, subprocess_env
+from tests.helpers.processes import (
+    processes_with_files_under,
+    run_cli_killed,
+    subprocess_env,
+    wait_until_gone,
+)
 from tests.helpers.toys import ToyGain
 from voxanon.jobs.runner.anonymize import anonymize_corpus
 from voxanon.jobs.runner.ray_backend import RayBackend, worker_table
@@ -154,6 +159,18 @@ def test_killed_ray_driver_then_local_resume(cluster: str, corpus: tuple[Path, P
     assert_same_output(out, reference)
 
 
+def _batch_worker_pids() -> set[int]:
+    """Processes of Ray actors running :class:`~voxanon.jobs.runner.ray_backend.BatchWorker` (Ray titles them)."""
+    found = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if cmdline.read_bytes().startswith(b"ray::BatchWorker"):
+                found.add(int(cmdline.parent.name))
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return found
+
+
 @needs_ray
 @pytest.mark.slow
 def test_actors_stop_writing_when_the_driver_is_killed(cluster: str, corpus: tuple[Path, Path],
@@ -161,6 +178,7 @@ def test_actors_stop_writing_when_the_driver_is_killed(cluster: str, corpus: tup
     data, _ = corpus
     out = tmp_path / "out"
     env = subprocess_env()
+    idle_actors = _batch_worker_pids()  # of earlier runs on the same cluster
     driver = subprocess.Popen([sys.executable, "-m", "voxanon", "anonymize", "--method", TOY, "--param", "delay=0.3",
                                "--backend", "ray", "--address", cluster, "--jobs", "2", "--batch-size", "3",
                                "--quiet", str(data), str(out)], env=env, stdout=subprocess.DEVNULL,
@@ -169,12 +187,13 @@ def test_actors_stop_writing_when_the_driver_is_killed(cluster: str, corpus: tup
     while not list(out.glob("wav/*.wav")):
         assert driver.poll() is None and time.monotonic() < deadline, "run ended or made no progress"
         time.sleep(0.02)
+    actors = _batch_worker_pids() - idle_actors
+    assert actors, "no actor of the run found"
     os.kill(driver.pid, signal.SIGKILL)  # the driver only: its actors run under the cluster's raylet
     driver.wait()
-    time.sleep(1.5)  # the lifeline polls every 0.5 s; a write already under way may finish
-    written = sorted(p.name for p in out.glob("wav/*"))
-    time.sleep(2.0)
-    assert sorted(p.name for p in out.glob("wav/*")) == written and len(written) < N_UTTS
+    wait_until_gone(actors, 10, "actors of the killed driver")  # their lifeline polls every 0.5 s
+    assert not processes_with_files_under(out)
+    assert len(list(out.glob("wav/*"))) < N_UTTS
 
 
 @needs_ray

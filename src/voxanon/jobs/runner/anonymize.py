@@ -128,18 +128,18 @@ def _plan(input_path: Path, output_path: Path, level: str) -> tuple[list[Task], 
     """Every task of the corpus (data directory or folder), and the data directory if any."""
     if (input_path / "wav.scp").is_file():
         if (input_path / "segments").exists():
-            raise RunError(f"{input_path}/segments: segmented recordings are not supported; "
+            raise DataError(f"{input_path}/segments: segmented recordings are not supported; "
                            "extract the segments into files first")
         data = read_data_dir(input_path)
         if level == "speaker" and not data.utt2spk:
-            raise RunError(f"{input_path}: --level speaker needs utt2spk")
+            raise DataError(f"{input_path}: --level speaker needs utt2spk")
         wav_dir = output_path / "wav"
         tasks = [Task(utt, source, wav_dir / f"{output_name(utt)}.wav",
                       data.utt2spk[utt] if level == "speaker" else utt)
                  for utt, source in data.wav_scp.items()]
         return tasks, data
     if level == "speaker":
-        raise RunError(f"{input_path}: --level speaker needs a data directory with utt2spk, not a plain folder")
+        raise DataError(f"{input_path}: --level speaker needs a data directory with utt2spk, not a plain folder")
     files = scan_audio_folder(input_path)
     tasks = []
     for utt, path in files.items():
