@@ -8,6 +8,7 @@ import soundfile as sf
 from scipy.stats import multivariate_normal
 
 from voxanon.data.kaldi import DataDir, Trial, write_data_dir
+from voxanon.errors import DataError
 from voxanon.metrics import compute_eer
 from voxanon.models.speaker import EncoderError, SpeakerEncoder
 from voxanon.models.speaker.plda import BackendSettings, PldaBackend
@@ -86,7 +87,7 @@ def test_save_load_roundtrip_and_bad_files(gaussian, tmp_path):
 def test_invalid_settings_and_data():
     with pytest.raises(ValueError, match="scoring"):
         BackendSettings(scoring="svm")
-    with pytest.raises(ValueError, match="2 speakers"):
+    with pytest.raises(DataError, match="2 speakers"):
         PldaBackend().fit(np.ones((3, 4)), ["a", "a", "a"])
 
 

@@ -9,6 +9,7 @@ from tests.helpers.audio import LIBRIVOX
 from voxanon.audio.io import load_audio
 from voxanon.audio.synthetic import speech_like
 from voxanon.dsp import world
+from voxanon.errors import DataError
 from voxanon.evaluation.quality import (
     diagonal_dominance,
     dnsmos,
@@ -75,9 +76,9 @@ def test_gvd_of_a_consistent_mapping_is_near_zero():
 
 def test_similarity_matrix_input_checks():
     emb, _ = _embeddings(2, 2, 0.5, 0)
-    with pytest.raises(ValueError, match="fewer than 2 utterances"):
+    with pytest.raises(DataError, match="fewer than 2 utterances"):
         similarity_matrix(emb, emb, ["a", "a", "a", "b"])
-    with pytest.raises(ValueError, match="at least 2 speakers"):
+    with pytest.raises(DataError, match="at least 2 speakers"):
         similarity_matrix(emb, emb, ["a"] * 4)
     assert diagonal_dominance(np.array([[1.0, 0.2], [0.4, 0.8]])) == pytest.approx(0.6)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, check_config, param
 from voxanon.dsp.mcadams import mcadams, normalization_gain
-from voxanon.errors import ConfigError
+from voxanon.errors import ConfigError, DataError
 from voxanon.ranges import Range
 
 
@@ -56,7 +56,7 @@ class McAdams(Anonymizer):
     def anonymize(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
         """Transform with the utterance's alpha, then peak-normalise as VPC."""
         if np.ndim(wav) != 1:
-            raise ValueError(f"mcadams: expected mono 1-D audio, got shape {np.shape(wav)}")
+            raise DataError(f"mcadams: expected mono 1-D audio, got shape {np.shape(wav)}")
         cfg = self.config
         out = mcadams(
             wav, sr, self.draw_alpha(rng), winlen=cfg.winlen, shift=cfg.shift, lp_order=cfg.lp_order, dtype=np.float32

@@ -14,6 +14,8 @@ from importlib import resources
 
 import numpy as np
 
+from voxanon.errors import ConfigError
+
 ENTITY_TYPES = ("PER", "LOC", "ORG", "MISC")
 #: a candidate's length may differ from the original's by this fraction (at least MIN_SLACK characters)
 LENGTH_SLACK = 0.25
@@ -55,7 +57,7 @@ def replacement(original: str, kind: str, rng: np.random.Generator) -> str:
     A person of several words becomes a given name and a surname, each near the length of its counterpart.
     """
     if kind not in ENTITY_TYPES:
-        raise ValueError(f"entity type {kind!r} is not one of {', '.join(ENTITY_TYPES)}")
+        raise ConfigError(f"entity type {kind!r} is not one of {', '.join(ENTITY_TYPES)}")
     lists = entity_lists()
     words = original.split()
     if kind == "PER" and len(words) > 1:

@@ -46,6 +46,7 @@ import soundfile as sf
 
 from voxanon.data import layout
 from voxanon.data.kaldi import DataDir, DataError, write_data_dir
+from voxanon.errors import ConfigError
 
 #: the VPC emotion classes, in the order used for confusion matrices
 EMOTIONS = ("neu", "sad", "ang", "hap")
@@ -195,7 +196,7 @@ def prepare_iemocap(root: str | os.PathLike, out: str | os.PathLike, *,
         goes to the evaluation set.
     """
     if dev_gender not in ("f", "m"):
-        raise ValueError(f"dev_gender must be 'f' or 'm', got {dev_gender!r}")
+        raise ConfigError(f"dev_gender must be 'f' or 'm', got {dev_gender!r}")
     root, out = Path(root), Path(out)
     if not root.is_dir():
         raise DataError(f"{root}: IEMOCAP root not found")

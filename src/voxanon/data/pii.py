@@ -13,6 +13,7 @@ from importlib import resources
 
 from voxanon.data.entity_lists import ENTITY_TYPES
 from voxanon.data.sentences import normalize_transcript
+from voxanon.errors import DataError
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,6 @@ def load_pii_sentences() -> list[PiiSentence]:
         spans = tuple(Span(e["start"], e["end"], e["type"]) for e in item["entities"])
         for s in spans:
             if s.type not in ENTITY_TYPES or not 0 <= s.start < s.end <= len(item["text"]):
-                raise ValueError(f"pii_sentences.jsonl line {number}: bad entity {s}")
+                raise DataError(f"pii_sentences.jsonl line {number}: bad entity {s}")
         out.append(PiiSentence(item["id"], item["text"], spans))
     return out

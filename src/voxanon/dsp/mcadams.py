@@ -41,6 +41,7 @@ from voxanon.dsp.lpc import (
     poly_from_roots,
     poly_roots_fast,
 )
+from voxanon.errors import ConfigError, DataError
 
 #: added to each windowed frame before LPC analysis, as VPC does
 LPC_EPS = float(np.finfo(np.float32).eps)
@@ -53,7 +54,7 @@ def frame_sizes(sr: int, winlen: float, shift: float) -> tuple[int, int]:
     n = int(np.floor(round(winlen * sr, 6)))
     hop = int(np.floor(round(shift * sr, 6)))
     if hop < 1 or n < hop:
-        raise ValueError(f"need 1 <= shift <= winlen in samples, got winlen={n}, shift={hop} at {sr} Hz")
+        raise ConfigError(f"need 1 <= shift <= winlen in samples, got winlen={n}, shift={hop} at {sr} Hz")
     return n, hop
 
 
@@ -131,11 +132,11 @@ class McAdamsStream:
         max_frames: int = 512,
     ) -> None:
         if not alpha > 0:
-            raise ValueError(f"alpha must be > 0, got {alpha}")
+            raise ConfigError(f"alpha must be > 0, got {alpha}")
         self.alpha = float(alpha)
         self.n, self.hop = frame_sizes(sr, winlen, shift)
         if not 1 <= lp_order < self.n:
-            raise ValueError(f"lp_order must be in [1, {self.n - 1}] for a {self.n}-sample window, got {lp_order}")
+            raise ConfigError(f"lp_order must be in [1, {self.n - 1}] for a {self.n}-sample window, got {lp_order}")
         self.lp_order = lp_order
         self.max_frames = max(1, int(max_frames))
         self.window = mcadams_window(self.n, self.hop)
@@ -153,7 +154,7 @@ class McAdamsStream:
             raise RuntimeError("McAdamsStream: process() after flush(); start a new stream")
         chunk = np.asarray(chunk, dtype=np.float64)
         if chunk.ndim != 1:
-            raise ValueError(f"McAdamsStream: expected a 1-D chunk of mono samples, got shape {chunk.shape}")
+            raise DataError(f"McAdamsStream: expected a 1-D chunk of mono samples, got shape {chunk.shape}")
         self._buf = np.concatenate([self._buf, chunk])
         self._received += chunk.size
         ready = self._received - self.n - self._next

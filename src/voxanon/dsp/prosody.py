@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from voxanon.errors import ConfigError
+
 #: voiced frames never go below this F0 (Hz) after a random transform
 MIN_F0 = 20.0
 
@@ -45,7 +47,7 @@ def map_log_f0(f0: np.ndarray, mean: float, std: float, reference: np.ndarray | 
 def moving_average(f0: np.ndarray, window: int) -> np.ndarray:
     """Centred moving average of F0 over the voiced frames of a ``window``-frame span (0 where none)."""
     if window < 1:
-        raise ValueError(f"window must be at least 1 frame, got {window}")
+        raise ConfigError(f"window must be at least 1 frame, got {window}")
     v = voiced(f0)
     n, start = len(v), (window - 1) // 2
     kernel = np.ones(window)
@@ -80,7 +82,7 @@ def runs(mask: np.ndarray) -> np.ndarray:
 def fixed_spans(n_frames: int, span: int) -> np.ndarray:
     """``(k, 2)`` start/stop indices cutting ``n_frames`` into spans of ``span`` frames (last may be shorter)."""
     if span < 1:
-        raise ValueError(f"span must be at least 1 frame, got {span}")
+        raise ConfigError(f"span must be at least 1 frame, got {span}")
     starts = np.arange(0, n_frames, span)
     return np.stack([starts, np.minimum(starts + span, n_frames)], axis=1)
 

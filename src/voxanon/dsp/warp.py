@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from voxanon.errors import ConfigError
+
 WARPS = ("bilinear", "vtln")
 
 _TINY = 1e-300
@@ -29,11 +31,11 @@ def _bilinear(omega: np.ndarray, a: float) -> np.ndarray:
 def source_positions(n_bins: int, alpha: float, kind: str = "bilinear", break_fraction: float = 0.85) -> np.ndarray:
     """For each output bin, the (fractional) input bin whose content lands there: ``g^-1`` on the bin grid."""
     if alpha <= 0:
-        raise ValueError(f"warp factor must be positive, got {alpha}")
+        raise ConfigError(f"warp factor must be positive, got {alpha}")
     if n_bins < 2:
-        raise ValueError(f"need at least 2 frequency bins, got {n_bins}")
+        raise ConfigError(f"need at least 2 frequency bins, got {n_bins}")
     if not 0.0 < break_fraction < 1.0:
-        raise ValueError(f"break_fraction must lie in (0, 1), got {break_fraction}")
+        raise ConfigError(f"break_fraction must lie in (0, 1), got {break_fraction}")
     last = n_bins - 1
     if kind == "bilinear":
         a = (alpha - 1.0) / (alpha + 1.0)
@@ -45,7 +47,7 @@ def source_positions(n_bins: int, alpha: float, kind: str = "bilinear", break_fr
         g_break = alpha * f_break
         upper = f_break + (out - g_break) * (last - f_break) / (last - g_break)
         return np.where(out <= g_break, out / alpha, upper)
-    raise ValueError(f"unknown warp {kind!r}; choose one of {', '.join(WARPS)}")
+    raise ConfigError(f"unknown warp {kind!r}; choose one of {', '.join(WARPS)}")
 
 
 def warp_envelope(sp: np.ndarray, alpha: float, kind: str = "bilinear", break_fraction: float = 0.85) -> np.ndarray:

@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from voxanon.audio.io import fit_length, resample
+from voxanon.errors import ConfigError
 
 with warnings.catch_warnings():  # pyworld 0.3.x imports the deprecated pkg_resources
     warnings.simplefilter("ignore", UserWarning)
@@ -80,7 +81,7 @@ def estimate_f0(
         return pyworld.stonemask(x, f0, times, sr), times
     if method == "harvest":
         return pyworld.harvest(x, sr, f0_floor=f0_floor, f0_ceil=f0_ceil, frame_period=frame_period)
-    raise ValueError(f"unknown F0 method {method!r}; choose one of {', '.join(F0_METHODS)}")
+    raise ConfigError(f"unknown F0 method {method!r}; choose one of {', '.join(F0_METHODS)}")
 
 
 def analyze(

@@ -31,6 +31,7 @@ from torch import nn
 
 from voxanon.audio.io import AudioError, load_audio, resample
 from voxanon.data.kaldi import DataDir, DataError
+from voxanon.errors import ConfigError
 from voxanon.evaluation.asv_training import AAMSoftmax, restore_training
 from voxanon.evaluation.dev_selection import as_data_dir, dev_eer
 from voxanon.evaluation.embeddings import vpc_normalize
@@ -56,9 +57,9 @@ class FinetuneSettings:
 
     def __post_init__(self) -> None:
         if self.loss not in ("ge2e", "aam"):
-            raise ValueError(f"loss must be 'ge2e' or 'aam', not {self.loss!r}")
+            raise ConfigError(f"loss must be 'ge2e' or 'aam', not {self.loss!r}")
         if self.utterances_per_speaker < 2:
-            raise ValueError("utterances_per_speaker must be at least 2 (GE2E centroids exclude the utterance)")
+            raise ConfigError("utterances_per_speaker must be at least 2 (GE2E centroids exclude the utterance)")
 
 
 class GE2ELoss(nn.Module):

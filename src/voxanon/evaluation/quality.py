@@ -93,10 +93,10 @@ def similarity_matrix(emb_x: np.ndarray, emb_y: np.ndarray, speakers: list[str])
     spk = np.asarray(speakers)
     names = sorted(set(speakers))
     if len(names) < 2:
-        raise ValueError("voice similarity needs at least 2 speakers")
+        raise DataError("voice similarity needs at least 2 speakers")
     short = [s for s in names if (spk == s).sum() < 2]
     if short:
-        raise ValueError(f"speakers with fewer than 2 utterances (no same-speaker pair): {', '.join(short[:5])}")
+        raise DataError(f"speakers with fewer than 2 utterances (no same-speaker pair): {', '.join(short[:5])}")
     scores = _unit(emb_x) @ _unit(emb_y).T
     pairs = ~np.eye(len(spk), dtype=bool)
     same = spk[:, None] == spk[None, :]
@@ -136,7 +136,7 @@ def voice_distinctiveness(original: np.ndarray, anonymized: np.ndarray, speakers
     m_aa, _ = similarity_matrix(anonymized, anonymized, speakers)
     d_oo = diagonal_dominance(m_oo)
     if d_oo == 0:
-        raise ValueError("the original voices are not distinguishable (D_diag(M_oo) = 0): G_VD is undefined")
+        raise DataError("the original voices are not distinguishable (D_diag(M_oo) = 0): G_VD is undefined")
     with np.errstate(divide="ignore"):
         gvd = float(10.0 * np.log10(diagonal_dominance(m_aa) / d_oo))
     return VoiceDistinctiveness(names, m_oo, m_oa, m_aa, gvd, 1.0 - diagonal_dominance(m_oa) / d_oo)

@@ -39,6 +39,7 @@ from voxanon.audio.io import AudioError, load_audio, resample
 from voxanon.data import layout
 from voxanon.data.iemocap import CLASSES, classes_of, emotion_class
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
+from voxanon.errors import ConfigError
 from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
 from voxanon.evaluation.results import SerResult, from_dict
 from voxanon.metrics import mean_over_folds, uar, uar_ci
@@ -253,7 +254,7 @@ def evaluate_ser(data_dir: str | os.PathLike, models_dir: str | os.PathLike | No
         ``smoke_test_only`` and ``message``, and the settings used.
     """
     if (models_dir is None) == (model_spec is None):
-        raise ValueError("give exactly one of models_dir (per-fold models) and model_spec (one model)")
+        raise ConfigError("give exactly one of models_dir (per-fold models) and model_spec (one model)")
     data = read_data_dir(data_dir)
     labels, excluded = _labelled(data)
     folds = sorted({data.spk2fold[data.utt2spk[u]] for u in labels})

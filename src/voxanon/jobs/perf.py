@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from voxanon.errors import ConfigError
 from voxanon.table import format_table as text_table
 
 DEFAULT_DURATIONS = (5.0, 10.0, 20.0, 30.0, 60.0)
@@ -128,7 +129,7 @@ def _build(target: str, device: str) -> tuple[Callable[[np.ndarray, np.random.Ge
 
     anonymizer = build(target)
     if device != "cpu":
-        raise ValueError(f"anonymizer {target!r} has no device setting; it runs on the CPU only")
+        raise ConfigError(f"anonymizer {target!r} has no device setting; it runs on the CPU only")
     sr = anonymizer.sample_rate or 16000
     return (lambda wav, rng: anonymizer.process(wav, sr, rng)), sr, "anonymizer"
 
@@ -283,7 +284,7 @@ def run_perf(targets: Sequence[str], durations: Sequence[float], repeats: int, *
     Returns the JSON-ready report: hardware, settings, one result per (target, device), scaling.
     """
     if repeats < 1 or not durations or min(durations) <= 0:
-        raise ValueError("need repeats >= 1 and positive durations")
+        raise ConfigError("need repeats >= 1 and positive durations")
     info = hardware()
     devices = list(devices) if devices else ["cpu", *(["cuda"] if info.get("gpus") else [])]
     results = []

@@ -28,6 +28,7 @@ import numpy as np
 
 from voxanon.data import layout
 from voxanon.data.kaldi import read_data_dir
+from voxanon.errors import DataError
 from voxanon.evaluation.embeddings import extract_embeddings
 from voxanon.evaluation.privacy import evaluate_privacy
 from voxanon.evaluation.results import to_dict
@@ -77,7 +78,7 @@ def reachability(eval_emb: np.ndarray, eval_spk: np.ndarray, train_emb: np.ndarr
     counts = np.bincount(idx, minlength=len(spks))
     own = np.einsum("ij,ij->i", e, _unit(sums[idx] - e)) if np.all(counts > 1) else None
     if own is None:
-        raise ValueError("every evaluation speaker needs at least two utterances")
+        raise DataError("every evaluation speaker needs at least two utterances")
     centroids = _unit(sums / counts[:, None])
     other = e @ centroids.T
     other[np.arange(len(e)), idx] = -np.inf

@@ -37,6 +37,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from voxanon.errors import ConfigError
 from voxanon.models.acoustic.model import AcousticConfig, AcousticNet, NetConfig
 from voxanon.models.acoustic.vq import VectorQuantizer
 from voxanon.models.flow.model import time_embedding, time_frequencies
@@ -80,16 +81,16 @@ class DiTConfig(NetConfig):
     def __post_init__(self) -> None:
         head = self.width // max(self.heads, 1)
         if self.heads < 1 or self.width % self.heads or head % 2:
-            raise ValueError(f"width {self.width} must split into {self.heads} heads of an even size")
+            raise ConfigError(f"width {self.width} must split into {self.heads} heads of an even size")
         if self.depth < 1 or self.ff_mult < 1 or self.conv_kernel < 1 or self.conv_kernel % 2 == 0:
-            raise ValueError(f"depth and ff_mult must be >= 1 and conv_kernel odd, got {self.depth}, "
+            raise ConfigError(f"depth and ff_mult must be >= 1 and conv_kernel odd, got {self.depth}, "
                              f"{self.ff_mult}, {self.conv_kernel}")
         if not 0.0 <= self.cfg_dropout < 1.0 or not 0.0 <= self.sigma_min < 1.0:
-            raise ValueError(f"cfg_dropout and sigma_min must lie in [0, 1), got {self.cfg_dropout}, {self.sigma_min}")
+            raise ConfigError(f"cfg_dropout and sigma_min must lie in [0, 1), got {self.cfg_dropout}, {self.sigma_min}")
         prior = self.prior_config()
         if prior is not None and (prior.content_dim, prior.speaker_dim, prior.n_mels) != (
                 self.content_dim, self.speaker_dim, self.n_mels):
-            raise ValueError("the prior's content, speaker and mel sizes must be the backbone's")
+            raise ConfigError("the prior's content, speaker and mel sizes must be the backbone's")
 
     def prior_config(self) -> AcousticConfig | None:
         """The conv prior's config, or None for the N(0, I) prior."""

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 import torch
 from torch import nn
 
+from voxanon.errors import ConfigError
 from voxanon.models.acoustic.vq import VectorQuantizer
 
 
@@ -28,7 +29,7 @@ class NetConfig:
         fields = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(d) - fields)
         if unknown:
-            raise ValueError(f"unknown {cls.__name__} key(s): {', '.join(unknown)}")
+            raise ConfigError(f"unknown {cls.__name__} key(s): {', '.join(unknown)}")
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
 
 
@@ -120,6 +121,6 @@ class AcousticNet(nn.Module):
                  sampling=None) -> torch.Tensor:
         """The log-mels of the inputs; the network is deterministic, so ``sampling`` must be None."""
         if sampling is not None:
-            raise ValueError("the conv acoustic model is deterministic: it takes no sampling options "
+            raise ConfigError("the conv acoustic model is deterministic: it takes no sampling options "
                              "(steps, solver, guidance, seed belong to the dit backbone)")
         return self(content, pitch, speaker)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from torch import nn
 
+from voxanon.errors import ConfigError
 from voxanon.models.acoustic.dit import DiTConfig, DiTNet
 from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
 
@@ -29,5 +30,5 @@ def build_net(cfg) -> nn.Module:
 def config_from_dict(kind: str, d: Mapping):
     """The config of ``kind`` saved as ``d``; ValueError on an unknown kind or key."""
     if kind not in NETWORKS:
-        raise ValueError(f"unknown network kind {kind!r} (known: {', '.join(NETWORKS)})")
+        raise ConfigError(f"unknown network kind {kind!r} (known: {', '.join(NETWORKS)})")
     return NETWORKS[kind][0].from_dict(d)

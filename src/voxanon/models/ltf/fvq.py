@@ -17,6 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from voxanon.errors import ConfigError
+
 #: frames compared with the whole codebook at a time (65536 codewords x 4096 frames = 1 GiB of fp32)
 SEARCH_BLOCK = 4096
 
@@ -27,7 +29,7 @@ class FactorizedVQ(nn.Module):
     def __init__(self, dim: int, size: int, code_dim: int, beta: float = 0.25) -> None:
         super().__init__()
         if size < 2 or code_dim < 1:
-            raise ValueError(f"FVQ: a codebook needs at least 2 codewords of length >= 1, got {size}x{code_dim}")
+            raise ConfigError(f"FVQ: a codebook needs at least 2 codewords of length >= 1, got {size}x{code_dim}")
         self.size, self.code_dim, self.beta = size, code_dim, beta
         self.proj_in = nn.Linear(dim, code_dim)
         self.proj_out = nn.Linear(code_dim, dim)

@@ -21,6 +21,7 @@ import dataclasses
 import torch
 from torch import nn
 
+from voxanon.errors import ConfigError
 from voxanon.models.ltf.fvq import FactorizedVQ
 from voxanon.models.vocoder.hifigan import (
     PRESETS,
@@ -65,9 +66,9 @@ class LtfNet(nn.Module):
         self.cfg = cfg
         u, d = cfg.upsample, cfg.content_dim
         if u < 1:
-            raise ValueError(f"LTF: upsample must be >= 1, got {u}")
+            raise ConfigError(f"LTF: upsample must be >= 1, got {u}")
         if cfg.output not in OUTPUTS:
-            raise ValueError(f"LTF: output must be one of {', '.join(OUTPUTS)}, got {cfg.output!r}")
+            raise ConfigError(f"LTF: output must be one of {', '.join(OUTPUTS)}, got {cfg.output!r}")
         # even u: kernel 2u, padding u/2 -> exactly T * u frames; odd u: kernel u without overlap
         self.upsampler = nn.ConvTranspose1d(d, d, 2 * u if u % 2 == 0 else u, u, padding=u // 2 if u % 2 == 0 else 0)
         self.fvq = FactorizedVQ(d, cfg.codebook_size, cfg.code_dim)

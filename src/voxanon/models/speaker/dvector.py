@@ -67,6 +67,7 @@ import numpy as np
 
 from voxanon.audio.io import check_waveform, resample
 from voxanon.dsp.mel import slaney_mel_filters
+from voxanon.errors import ConfigError
 from voxanon.models.speaker.base import EncoderError, SpeakerEncoder, file_digest
 
 #: the model's path inside the wheel (sha256 43bc78a2...abb4, pinned in tools/setup.sh), and its sha256
@@ -122,11 +123,11 @@ class DVectorConfig:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-                raise ValueError(f"{f.name} must be a positive number, got {value!r}")
+                raise ConfigError(f"{f.name} must be a positive number, got {value!r}")
             if f.type == "int" and not isinstance(value, int):
-                raise ValueError(f"{f.name} must be an integer, got {value!r}")
+                raise ConfigError(f"{f.name} must be an integer, got {value!r}")
         if self.win_length > self.n_fft:
-            raise ValueError(f"win_length {self.win_length} exceeds n_fft {self.n_fft}")
+            raise ConfigError(f"win_length {self.win_length} exceeds n_fft {self.n_fft}")
 
     @property
     def min_samples(self) -> int:

@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from voxanon.errors import ConfigError
 from voxanon.models.checkpoint import save_atomic
 from voxanon.models.fbank import Fbank, FbankConfig
 from voxanon.models.speaker.base import BatchedEncoder, EncoderError, file_digest
@@ -44,11 +45,11 @@ class EcapaConfig:
 
     def __post_init__(self) -> None:
         if not len(self.channels) == len(self.kernel_sizes) == len(self.dilations) >= 3:
-            raise ValueError("channels, kernel_sizes and dilations need the same length (at least 3)")
+            raise ConfigError("channels, kernel_sizes and dilations need the same length (at least 3)")
         if any(c % self.res2net_scale for c in self.channels[1:-1]):
-            raise ValueError(f"SE-Res2Net channels must be divisible by res2net_scale={self.res2net_scale}")
+            raise ConfigError(f"SE-Res2Net channels must be divisible by res2net_scale={self.res2net_scale}")
         if self.padding_mode not in ("zeros", "reflect"):
-            raise ValueError(f"padding_mode must be 'zeros' or 'reflect', not {self.padding_mode!r}")
+            raise ConfigError(f"padding_mode must be 'zeros' or 'reflect', not {self.padding_mode!r}")
 
     @classmethod
     def vpc(cls, **overrides) -> "EcapaConfig":

@@ -71,6 +71,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from voxanon.audio.io import AudioError
+from voxanon.errors import ConfigError
 from voxanon.models.checkpoint import check_state_keys, load_checkpoint
 from voxanon.models.content.unilm import read_checkpoint, wavlm_from_state
 from voxanon.models.fbank import Fbank, FbankConfig
@@ -141,7 +142,7 @@ class EcapaTdnnSsl(EcapaTdnn):
 
     def __init__(self, cfg: EcapaConfig, n_layers: int) -> None:
         if len(set(cfg.channels[:-1])) != 1:
-            raise ValueError(f"the SSL-gated ECAPA needs equal channels in all blocks but the last, got {cfg.channels}")
+            raise ConfigError(f"the SSL-gated ECAPA needs equal channels in all blocks but the last, got {cfg.channels}")
         super().__init__(cfg)
         self.blocks_features = nn.ModuleList(
             [SERes2NetBlock(c, c, cfg, k, d) for c, k, d in zip(cfg.channels[:-1], cfg.kernel_sizes, cfg.dilations)])

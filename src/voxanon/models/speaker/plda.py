@@ -35,6 +35,7 @@ import numpy as np
 from scipy.linalg import cholesky, eigh
 
 from voxanon.atomic import atomic_open
+from voxanon.errors import ConfigError, DataError
 from voxanon.models.speaker.base import EncoderError
 
 SCORINGS = ("plda", "cosine")
@@ -51,9 +52,9 @@ class BackendSettings:
 
     def __post_init__(self) -> None:
         if self.scoring not in SCORINGS:
-            raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}, not {self.scoring!r}")
+            raise ConfigError(f"scoring must be one of {', '.join(SCORINGS)}, not {self.scoring!r}")
         if self.lda_dim < 1:
-            raise ValueError(f"lda_dim must be at least 1, not {self.lda_dim}")
+            raise ConfigError(f"lda_dim must be at least 1, not {self.lda_dim}")
 
 
 def _scatter(x: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -87,7 +88,7 @@ class PldaBackend:
         labels = np.asarray(labels)
         n_spk = len(np.unique(labels))
         if n_spk < 2 or len(x) <= n_spk:
-            raise ValueError(f"the back-end needs at least 2 speakers and more utterances than speakers "
+            raise DataError(f"the back-end needs at least 2 speakers and more utterances than speakers "
                              f"(got {n_spk} speakers, {len(x)} utterances)")
         mean = x.mean(axis=0)
         _, within, between = _scatter(x - mean, labels)
