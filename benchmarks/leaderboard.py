@@ -32,7 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from voxanon.errors import DataError
-from voxanon.jobs.benchmark.records import BenchmarkResults, SummaryRow, load_results, summary_rows
+from voxanon.jobs.benchmark.records import (
+    BenchmarkResults,
+    SummaryRow,
+    load_results,
+    summary_rows,
+)
 from voxanon.metrics.ranking import privacy_category
 
 REAL_ASRS = ("whisper-tiny", "pocketsphinx")

@@ -10,7 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.benchmark_results import benchmark_results, privacy_result, wer_result
+from tests.helpers.benchmark_results import (
+    benchmark_results,
+    privacy_result,
+    wer_result,
+)
 from voxanon.errors import DataError
 from voxanon.jobs.benchmark.records import SystemRecord, save_results
 
