@@ -10,7 +10,7 @@ use shows both its first and its cached RTF (wall time of the command over
 the seconds of audio). ``--seeds`` runs each method once per seed (``voxanon
 anonymize --seed``) and adds a row of their mean: on speech the original
 transcribes almost perfectly, one draw of a random method's targets can move
-its WER ratio by 0.2-0.4 (BENCHMARKS.md, issue 30), so its ratio interval is then
+its WER ratio by 0.2-0.4 (docs/experiments/knnvc.md), so its ratio interval is then
 taken over the mean errors of each utterance across seeds.
 
 Reported per method: WER % of Whisper tiny.en and of pocketsphinx (spoken

@@ -5,10 +5,10 @@ features) of the ``k`` target frames whose keys (content features) are nearest
 by cosine to the source frame's key, weighted by
 ``softmax(cosine / match_temperature)`` (by default 16 frames at 0.02: the
 nearest few dominate, the rest smooth; the paper's plain mean of 4 lost more
-words on held-out real speech, BENCHMARKS.md); the vocoder turns the matched
+words on held-out real speech, docs/experiments/knnvc.md); the vocoder turns the matched
 features into speech. Keys are one content-encoder layer (default: Whisper
 tiny.en layer 3 of 4, position-debiased, the best of the layers measured in
-BENCHMARKS.md), values HiFi-GAN universal log-mels.
+docs/experiments/knnvc.md), values HiFi-GAN universal log-mels.
 
 Each utterance (each speaker with ``--level speaker``) draws ``n_targets``
 targets from its rng, without replacement, among the targets of ``targets``
@@ -19,8 +19,7 @@ where ``s_t`` is the mean top-k similarity of target ``t`` at that frame: each
 frame comes mostly from the target that matches it best, so the pseudo-voice is
 none of the targets and the content is better matched than by any one of them
 (on real speech the blend of the two default targets kept more words than one
-drawn target: 1.80x against 1.92x the original's WER over three seeds,
-BENCHMARKS.md). ``n_targets=1`` is the paper's kNN-VC: one target per utterance. Matching sets are built once per
+drawn target over three seeds, docs/experiments/knnvc.md). ``n_targets=1`` is the paper's kNN-VC: one target per utterance. Matching sets are built once per
 (target, encoder, vocoder) and cached on disk (:mod:`.knnvc_targets`). Top-k
 search runs over blocks of source and target frames, so memory stays bounded
 (``query_block * key_block`` similarities) however long the input or large the
@@ -61,9 +60,9 @@ from voxanon.ranges import Range
 
 #: Kokoro voices of the offline corpus's training side (seed 0): no dev/test speaker shares a base voice
 #: with them, so a target is never a relative of an evaluated speaker (1 female, 1 male). Two voices with
-#: ~20 min of speech each, not four with ~11 min or nine with ~1 min: the words kept grow with the speech
-#: per target up to there (44 min did not help 8 kHz speech), and the first run builds every target's set
-#: (measured in BENCHMARKS.md "kNN-VC on real speech")
+#: ~20 min of speech each, not more voices with less speech each: the words kept grow with the speech per
+#: target up to there, and the first run builds every target's set (docs/experiments/knnvc.md, "kNN-VC on
+#: real speech")
 DEFAULT_VOICES = tuple(f"kokoro:{v}" for v in ("af_jessica", "am_michael"))
 F0_MODES = ("matched", "source")
 

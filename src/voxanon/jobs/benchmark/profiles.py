@@ -59,23 +59,20 @@ PROFILES = {
                      quality_utts=4, listen_utts=2, rungs=(AA_BACKEND, AA_SEMI), ecapa_recipe="small",
                      finetune_epochs=0, systems=("mcadams", "world")),
     # the main job: the signal-processing and cascade anonymizers on the small Kokoro corpus; attacks on dev and
-    # test, WER on test. The neural kNN-VC family is left to `full`: about 0.5 CPU-seconds per second of
-    # audio with the ONNX vocoder (1.5 with torch), ~6 CPU-minutes for this profile's audio plus its three
-    # retrained rungs and the one-off target build, on top of the 20 minutes this profile takes with the
-    # corpus cached (about 4 more to build it; BENCHMARKS.md "Main job with attackers that hear enough speech")
-    # LTF and F3-VA likewise: ~6 and ~7 minutes of anonymization each on 2 cores for this corpus, so they have
-    # their own profile below
+    # test, WER on test. The neural kNN-VC family is left to `full`: its anonymization, three retrained rungs
+    # and one-off target build would push this profile past its 20-minute budget with the corpus cached
+    # (BENCHMARKS.md, "Speed and memory"). LTF and F3-VA likewise, so they have their own profile below
     "default": MAIN,
     # the default's corpus, attackers and measures for the shipped neural models (LTF, F3-VA): run into the
     # main job's folder, it reuses the corpus and the original's evaluations and adds only their work; LTF was
     # trained against Whisper's encoder, so pocketsphinx's WER stands beside Whisper's
     "neural": replace(MAIN, name="neural", systems=NEURAL_SYSTEMS, check_asrs=("pocketsphinx",)),
     # every offline anonymizer (kNN-VC included); more speakers and trials for tighter intervals; rung (c) with
-    # the VPC recipe, a GPU recipe: on one CPU core an epoch of its 800 training utterances took over 5
-    # CPU-minutes (BENCHMARKS.md "Rung (c) against epochs"), so on 2 cores this profile takes many hours.
+    # the VPC recipe, a GPU recipe: on one CPU core its epochs are slow (docs/experiments/attackers.md, "Rung (c)
+    # against epochs and training-set size"), so on 2 cores this profile takes many hours.
     # Only here: content privacy (C-EER; adds the ASR of every system's training set) and SER learnability
     # (adds 5 SER trainings per system), each past the default profile's 20-minute budget; ASR learnability
-    # (a CTC head on frozen Whisper features trained per system, minutes per system on one core, BENCHMARKS.md)
+    # (a CTC head on frozen Whisper features trained per system, docs/experiments/learnability.md)
     # likewise
     "full": Profile("full", "kokoro", "default", ("dev", "test"), ("dev", "test"), attacker_epochs=15, ser_epochs=15,
                     n_boot=1000, quality_utts=40, listen_utts=6, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),

@@ -82,7 +82,7 @@ FORMANT_SIZES = {
 }
 #: sizes of the Kokoro corpus; "default" has the VPC's dev/test shape (>= 20 f and 20 m speakers); its attackers
 #: train on 50 speakers x 20 utterances, "small"'s on 20 x 10: utterances per speaker, not speakers, is what
-#: strengthens them (BENCHMARKS.md "Attackers with enough speech"); capacity: 45 evaluation speakers per gender,
+#: strengthens them (docs/experiments/attackers.md); capacity: 45 evaluation speakers per gender,
 #: 136 male training speakers
 KOKORO_SIZES = {
     "tiny": SizeSpec("tiny", speakers=2, enrolled=1, n_enroll=1, n_trial=1, train_speakers=1, train_utts=1,

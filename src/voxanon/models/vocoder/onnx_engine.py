@@ -1,12 +1,12 @@
 """HiFi-GAN generators run by ONNX Runtime: exported once per set of weights, cached on disk.
 
 ONNX Runtime's convolutions are faster than PyTorch's on one core for the
-universal generator (BENCHMARKS.md, "HiFi-GAN universal"), with the same output
+universal generator (docs/experiments/knnvc.md, "HiFi-GAN V1 universal on one CPU core"), with the same output
 to float rounding. The generator (weight norm already folded) is exported with
 every 1-D convolution written as a ``(1, k)`` 2-D one, because ONNX Runtime
 runs 2-D convolutions with its blocked (NCHWc) kernels (graph optimisation
 level ALL), with the LeakyReLU that follows a convolution fused into it; 1-D
-convolutions do not get those kernels and measured 1.1-1.25x slower.
+convolutions do not get those kernels and run slower (same page).
 The export has a dynamic frame axis and goes to
 ``$VOXANON_CACHE/vocoder/hifigan-<digest>.onnx`` (default cache
 ``~/.cache/voxanon``), where the digest hashes the config and every weight: a

@@ -1,0 +1,171 @@
+"""The leaderboard of BENCHMARKS.md: every system of one or more ``voxanon benchmark`` runs as one markdown table.
+
+Each ``results.json`` is read with :func:`voxanon.jobs.benchmark.records.load_results`
+and turned into the benchmark's own headline rows (:func:`summary_rows`), so
+the strongest attacker, its EER and the WER are the ones the HTML report shows.
+Several files are merged system by system (a later file wins for the same
+system label); they must come from the same corpus (its generator
+description) and the same seed, otherwise the script stops with an error.
+Rows are sorted by privacy: the strongest attacker's mean EER, highest first.
+
+Columns: the strongest attacker and its mean EER %, the bootstrap 95 %
+interval of each gender's EER (resampling enrolled speakers), the VPC privacy
+category, the VPC semi-informed EER, WER % by the run's recogniser with its
+interval, WER % of each second recogniser the run scored (``check_asrs``),
+UAR %, DNSMOS and the anonymization RTF. With ``--real-speech`` (the
+``results.json`` of ``benchmarks/bench_real_speech.py``), the WERs of both
+recognisers on real read speech are added for the systems that file holds.
+
+Usage::
+
+    python benchmarks/leaderboard.py runs/benchmark/results.json [more results.json ...]
+        [--real-speech runs/real/results.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from voxanon.errors import DataError
+from voxanon.jobs.benchmark.records import (
+    BenchmarkResults,
+    SummaryRow,
+    load_results,
+    summary_rows,
+)
+from voxanon.metrics.ranking import privacy_category
+
+REAL_ASRS = ("whisper-tiny", "pocketsphinx")
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    """One system of the leaderboard: its headline row and the interval of each gender's EER."""
+
+    row: SummaryRow
+    eer_ci: dict[str, tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class Board:
+    """The merged systems, sorted by privacy, and what every row shares."""
+
+    rows: list[BoardRow]
+    seed: int
+    corpus: dict[str, Any]
+    asr: str
+    check_asrs: list[str]
+
+
+def corpus_identity(results: BenchmarkResults) -> tuple[int, str, str]:
+    """What two runs must share to sit on one board: seed, corpus description and primary split."""
+    return results.settings.seed, json.dumps(results.data.description, sort_keys=True), results.settings.primary.split
+
+
+def board_rows(results: BenchmarkResults) -> dict[str, BoardRow]:
+    """The board rows of one run, by system label."""
+    split = results.settings.primary.split
+    out = {}
+    for row in summary_rows(results):
+        p = results.systems[row.system].privacy(row.attacker, split) if row.attacker else None
+        ci = {g: (m.eer_ci.low, m.eer_ci.high) for g, m in sorted(p.by_gender.items())} if p else {}
+        out[row.system] = BoardRow(row, ci)
+    return out
+
+
+def merge(paths: list[Path]) -> Board:
+    """Every system of ``paths`` (a later file wins for the same label); DataError when corpora or seeds differ."""
+    if not paths:
+        raise DataError("leaderboard: give at least one results.json of `voxanon benchmark`")
+    rows: dict[str, BoardRow] = {}
+    first = None
+    for path in paths:
+        results = load_results(path)
+        if first is None:
+            first = (path, results)
+        elif corpus_identity(results) != corpus_identity(first[1]):
+            what = [name for name, a, b in zip(("seed", "corpus", "primary split"), corpus_identity(first[1]),
+                                               corpus_identity(results)) if a != b]
+            raise DataError(f"{path}: its {' and '.join(what)} differ from {first[0]}'s; a leaderboard compares "
+                            f"systems on one corpus and seed, so merge only runs made with the same corpus "
+                            f"(--data) and --seed")
+        for name, row in board_rows(results).items():
+            rows.pop(name, None)
+            rows[name] = row
+    check = list(dict.fromkeys(b for r in rows.values() for b in r.row.wer_check))
+    ordered = sorted(rows.values(), key=lambda r: (r.row.eer is None, -(r.row.eer or 0.0)))
+    _, results = first
+    return Board(ordered, results.settings.seed, results.data.description, results.settings.asr, check)
+
+
+def load_real_speech(path: Path) -> dict[str, dict[str, Any]]:
+    """The rows of a ``bench_real_speech.py`` results.json, by method label."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return dict(data["rows"])
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise DataError(f"{path}: not a results.json of benchmarks/bench_real_speech.py ({exc})") from None
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _eer_ci(ci: dict[str, tuple[float, float]]) -> str:
+    return " · ".join(f"{g} [{lo:.1f}, {hi:.1f}]" for g, (lo, hi) in ci.items()) or "–"
+
+
+def render(board: Board, real: dict[str, dict[str, Any]] | None = None) -> str:
+    """The leaderboard as a markdown table (real-speech columns only with ``real``)."""
+    head = ["system", "strongest attacker", "EER %", "EER 95 % interval", "category", "EER % VPC semi-informed",
+            f"WER % {board.asr} [95 %]", *(f"WER % {b}" for b in board.check_asrs), "UAR %", "DNSMOS", "RTF"]
+    if real is not None:
+        head += [f"real speech WER % {a}" for a in REAL_ASRS]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for br in board.rows:
+        r = br.row
+        wer = _num(r.wer) + (f" [{r.wer_ci.low:.1f}, {r.wer_ci.high:.1f}]" if r.wer_ci else "")
+        cells = [r.system, r.attacker or "–", _num(r.eer), _eer_ci(br.eer_ci),
+                 "–" if r.eer is None else str(privacy_category(r.eer)), _num(r.eer_semi), wer,
+                 *(_num(r.wer_check.get(b)) for b in board.check_asrs),
+                 _num(r.uar), _num(r.dnsmos, 2), _num(r.rtf, 3)]
+        if real is not None:
+            row = real.get(r.system, {})
+            cells += [_num(row.get(f"wer_{a}")) for a in REAL_ASRS]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def describe(board: Board) -> str:
+    """One line naming the corpus and seed every row shares."""
+    size = board.corpus.get("size", {})
+    engine = board.corpus.get("engine", "?")
+    name = size.get("name", "?") if isinstance(size, dict) else size
+    return f"Corpus: `voxanon data synth` {engine} engine, size {name}, corpus seed {board.corpus.get('seed', '?')}; " \
+           f"benchmark seed {board.seed}; {len(board.rows)} systems."
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the leaderboard of the given results files."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", type=Path, nargs="+", help="results.json of `voxanon benchmark` (later wins)")
+    ap.add_argument("--real-speech", type=Path, help="results.json of benchmarks/bench_real_speech.py")
+    args = ap.parse_args(argv)
+    try:
+        board = merge(args.results)
+        real = load_real_speech(args.real_speech) if args.real_speech else None
+    except DataError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(describe(board) + "\n")
+    print(render(board, real))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
