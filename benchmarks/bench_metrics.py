@@ -7,7 +7,7 @@ Times the sort-based EER, ROCCH-EER, minCllr, ZEBRA and linkability on
 direct per-threshold EER sweep (speechbrain's loop) and a stack-based PAV on a
 random subsample that they can handle, checks that they agree with the fast
 code and prints the speed ratio. The direct implementations live in
-tests/metrics/reference.py, where the tests use them too.
+tests/helpers/metrics_reference.py, where the tests use them too.
 """
 
 import argparse

@@ -57,7 +57,7 @@ def test_split_keeps_training_voices_apart_from_dev_and_test():
     for name in ("dev", "test", "train", "emo"):
         for g in ("f", "m"):
             assert sum(s.gender == g for s in sets[name]) == need[name]
-    # the VPC's dev/test shape; attackers train on many utterances per speaker (issue 31)
+    # the VPC's dev/test shape; attackers train on many utterances per speaker
     assert min(need["dev"], need["test"]) >= 20 and len(sets["train"]) >= 40
     assert KOKORO_SIZES["default"].train_utts >= 20 and KOKORO_SIZES["small"].train_utts >= 10
     eval_parents = {p for n in ("dev", "test") for s in sets[n] for p in s.parents}

@@ -61,7 +61,7 @@ PROFILES = {
     # the main job: the signal-processing and cascade anonymizers on the small Kokoro corpus; attacks on dev and
     # test, WER on test. The neural kNN-VC family is left to `full`: its anonymization, three retrained rungs
     # and one-off target build would push this profile past its 20-minute budget with the corpus cached
-    # (BENCHMARKS.md, "Speed and memory"). LTF and F3-VA likewise, so they have their own profile below
+    # (BENCHMARKS.md, "Speed and memory"; docs/experiments/performance.md). LTF and F3-VA likewise, so they have their own profile below
     "default": MAIN,
     # the default's corpus, attackers and measures for the shipped neural models (LTF, F3-VA): run into the
     # main job's folder, it reuses the corpus and the original's evaluations and adds only their work; LTF was
