@@ -6,7 +6,8 @@ covers fails :func:`test_every_block_has_exactly_one_rule`):
 - ``setup``: the two set-up lines that open the README. Not run here (CI runs them
   on a fresh machine); they must be the first two blocks, exactly as CI expects, and
   the main job's command line must parse with voxanon's own parser.
-- ``output``: ``text`` blocks show what a command prints; nothing to run.
+- ``output``: ``text`` blocks show what a command prints; nothing to run, but the main job's
+  table must have the columns ``voxanon benchmark`` prints.
 - ``toml``: parsed, and an entry-point table must name the group ``voxanon.anonymizers``
   with ``module:Class`` values.
 - ``bash`` and ``python``: run as written, each block in its own empty folder that holds
@@ -119,16 +120,39 @@ def test_toml_blocks_declare_anonymizer_entry_points():
         assert table and all(re.fullmatch(r"[\w.]+:\w+", v) for v in table.values()), table
 
 
+def test_main_job_table_has_the_columns_the_benchmark_prints():
+    import inspect
+
+    import voxanon.cli.benchmark
+
+    source = inspect.getsource(voxanon.cli.benchmark)
+    tables = [b for b in BLOCKS if b.lang == "text" and b.text.startswith("system ")]
+    assert tables, "README.md shows no output of voxanon benchmark"
+    for block in tables:
+        columns = re.split(r"\s{2,}", block.text.splitlines()[0].strip())
+        assert all(f'"{c}"' in source or c.startswith("WER ") for c in columns), columns
+
+
+def test_exit_status_table_has_every_code():
+    import voxanon.errors
+
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("### Exit status"):]
+    documented = {int(c) for c in re.findall(r"^\| (\d+) \|", section, flags=re.M)}
+    codes = {v for k, v in vars(voxanon.errors).items() if k.startswith("EXIT_")}
+    assert codes <= documented, f"exit codes of voxanon.errors missing from README.md: {sorted(codes - documented)}"
+
+
 def _commands_table() -> list[list[str]]:
     """The commands of the README's commands table: words of each first-column code span up to an option."""
     text = README.read_text(encoding="utf-8")
     section = text[text.index("## Commands"):]
     section = section[: section.index("\n#", 1)]
     commands = []
-    for row in re.findall(r"^\| `(voxanon [^`]+)`", section, flags=re.M):
-        for alternative in row.split("` / `"):
+    for cell in re.findall(r"^\| (`voxanon .*?) \|(?! )", section, flags=re.M):  # first cell; `\|` inside spans
+        for span in re.findall(r"`(voxanon [^`]+)`", cell.replace("\\|", "|")):
             words = []
-            for word in alternative.split()[1:]:
+            for word in span.split()[1:]:
                 if not re.fullmatch(r"[a-z][a-z0-9-]*(\|[a-z0-9-]+)*", word):
                     break
                 words.append(word)
