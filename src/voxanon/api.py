@@ -129,7 +129,9 @@ def anonymize_dir(input_path: PathLike, output_path: PathLike, anonymizer: Anony
     anonymizer : from :func:`build_anonymizer`, or a name (default parameters)
     seed : global seed of the per-utterance random draws
     level : ``"utterance"`` (VPC) or ``"speaker"`` (draws keyed by the speaker; needs ``utt2spk``)
-    jobs : worker processes (default: all cores; 1 runs in this process)
+    jobs : worker processes (default: all cores; 1 runs in this process). Workers are started with
+        ``spawn`` and import the calling script again: in a script, call this under
+        ``if __name__ == "__main__":``
     force : replace an output folder made with other settings
     quiet : no progress output
     limiter : limit output peaks above full scale instead of clipping them
