@@ -72,12 +72,11 @@ def format_privacy_table(results: dict) -> str:
 def run_privacy(args: argparse.Namespace) -> int:
     from voxanon.evaluation.privacy import run_scenarios
     from voxanon.evaluation.results import to_dict
-    from voxanon.evaluation.scenarios import SCENARIOS
+    from voxanon.evaluation.scenarios import SCENARIOS, applicable
 
     scenarios = [name for name, sc in SCENARIOS.items() if getattr(args, sc.flag)]
     if not scenarios:
-        scenarios = [name for name, sc in SCENARIOS.items() if (args.anon_trials or not sc.needs_anonymized)
-                     and (args.attacker or sc.attacker == "pretrained")]
+        scenarios = applicable(bool(args.anon_trials), bool(args.attacker))
     try:
         results = run_scenarios(
             scenarios, orig_enroll=args.enroll, orig_trials=args.trials, anon_enroll=args.anon_enroll,

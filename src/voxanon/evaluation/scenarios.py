@@ -44,6 +44,13 @@ RUNG_TITLES = {AA_BACKEND: "AA semi-informed (a): GE2E + LDA/PLDA back-end",
 ATTACKER_ORDER = (OO, OA, AA_LAZY, AA_BACKEND, AA_FINETUNED, AA_SEMI)
 
 
+def applicable(anonymized: bool, retrained: bool) -> list[str]:
+    """The scenarios that data and attackers at hand allow: those on anonymized speech only with it, AA-semi
+    only with a retrained attacker (what ``voxanon evaluate privacy`` runs when no scenario is named)."""
+    return [name for name, sc in SCENARIOS.items()
+            if (anonymized or not sc.needs_anonymized) and (retrained or sc.attacker == "pretrained")]
+
+
 def title(name: str) -> str:
     """Readable name of an attack scenario or ladder rung."""
     return SCENARIOS[name].title if name in SCENARIOS else RUNG_TITLES.get(name, name)
