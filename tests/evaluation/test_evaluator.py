@@ -8,7 +8,14 @@ from pathlib import Path
 
 from tests.helpers.benchmark_results import benchmark_results, ranked
 from voxanon.evaluation import evaluator
-from voxanon.evaluation.evaluator import Column, Env, Evaluator, RunSettings, SystemData, register
+from voxanon.evaluation.evaluator import (
+    Column,
+    Env,
+    Evaluator,
+    RunSettings,
+    SystemData,
+    register,
+)
 from voxanon.jobs.benchmark.records import summarize
 from voxanon.jobs.report.write import write_outputs
 

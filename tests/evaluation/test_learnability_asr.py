@@ -12,7 +12,12 @@ import soundfile as sf
 import torch
 
 from tests.helpers.audio import LIBRIVOX
-from tests.helpers.benchmark_results import RUN, benchmark_results, ranked, summary_csv_rows
+from tests.helpers.benchmark_results import (
+    RUN,
+    benchmark_results,
+    ranked,
+    summary_csv_rows,
+)
 from voxanon.cli import main
 from voxanon.data import layout
 from voxanon.data.kaldi import read_data_dir, write_data_dir

@@ -36,7 +36,13 @@ from voxanon.evaluation.results import (
     VerificationMetrics,
     Zebra,
 )
-from voxanon.evaluation.scenarios import AA_LAZY, OA, SCENARIOS, strongest_attacker, title
+from voxanon.evaluation.scenarios import (
+    AA_LAZY,
+    OA,
+    SCENARIOS,
+    strongest_attacker,
+    title,
+)
 from voxanon.metrics import (
     cllr,
     compute_eer,

@@ -1,7 +1,9 @@
 """Render typed benchmark results: ``summary.csv``, ``privacy.csv``, figures and ``report.html``.
 
-Render only: the ranking comes computed in the results, the listening clips
-come decoded (:func:`voxanon.jobs.benchmark.run.listening_clips`).
+Render only: the ranking comes computed in the results, the summary rows
+computed once (:func:`voxanon.jobs.benchmark.records.summarize`, from the
+columns and sections the evaluators declare), the listening clips come
+decoded (:func:`voxanon.jobs.benchmark.run.listening_clips`).
 """
 
 from __future__ import annotations
@@ -271,7 +273,7 @@ def write_outputs(out: Path, results: BenchmarkResults, listen=None, summary: Su
     :func:`~voxanon.jobs.benchmark.records.summarize`, computed here when not given)."""
     from voxanon.jobs.benchmark.records import save_results
 
-    summary = summary or summarize(results)
+    summary = summarize(results) if summary is None else summary
     rows = summary.rows
     prows = privacy_rows(results)
     _write_csv(out / "summary.csv", summary_table(summary, results.ranking))
