@@ -13,6 +13,7 @@ from tests.helpers.benchmark_results import (
     benchmark_results,
     privacy_result,
     ranked,
+    summary_csv_rows,
 )
 from tests.helpers.emotion_corpus import make_emotion_corpus
 from voxanon.cli import main
@@ -35,7 +36,7 @@ from voxanon.jobs.benchmark.records import (
     load_results,
     save_results,
 )
-from voxanon.jobs.report.write import summary_table, write_outputs
+from voxanon.jobs.report.write import write_outputs
 
 
 def _emotionless_copy(original, out):
@@ -134,7 +135,7 @@ def _with_new_results(results):
 
 def test_summary_and_report_show_c_eer_and_learnability_when_present(tmp_path):
     results = _with_new_results(benchmark_results())
-    rows = {r["system"]: r for r in summary_table(results)}
+    rows = {r["system"]: r for r in summary_csv_rows(results)}
     assert (rows["a"]["c_eer"], rows["a"]["c_eer_reference"], rows["a"]["uar_learn"]) == (12.0, 5.0, 40.0)
     assert rows["original"]["uar_learn"] == 70.0  # the reference: trained on original speech
     write_outputs(tmp_path, results)
@@ -147,7 +148,7 @@ def test_summary_and_report_show_c_eer_and_learnability_when_present(tmp_path):
 
 def test_summary_and_report_unchanged_without_them(tmp_path):
     results = ranked(benchmark_results())
-    for row in summary_table(results):
+    for row in summary_csv_rows(results):
         assert not {"c_eer", "c_eer_reference", "uar_learn"} & set(row)
     write_outputs(tmp_path, results)
     report = (tmp_path / "report.html").read_text()

@@ -12,7 +12,12 @@ import soundfile as sf
 import torch
 
 from tests.helpers.audio import LIBRIVOX
-from tests.helpers.benchmark_results import RUN, benchmark_results, ranked
+from tests.helpers.benchmark_results import (
+    RUN,
+    benchmark_results,
+    ranked,
+    summary_csv_rows,
+)
 from voxanon.cli import main
 from voxanon.data import layout
 from voxanon.data.kaldi import read_data_dir, write_data_dir
@@ -29,7 +34,7 @@ from voxanon.evaluation.learnability import (
 )
 from voxanon.evaluation.results import LearnabilityResult, from_dict, to_dict
 from voxanon.jobs.benchmark.profiles import PROFILES
-from voxanon.jobs.report.write import summary_table, write_outputs
+from voxanon.jobs.report.write import write_outputs
 from voxanon.metrics import wer
 from voxanon.models.asr import AsrError, ctc, load_asr
 from voxanon.models.asr.ctc import (
@@ -200,7 +205,7 @@ def test_summary_and_report_show_wer_learn(tmp_path):
     systems = {n: dataclasses.replace(r, results={**r.results, ("learnability", "asr"): _asr_learn(50.0 + i)})
                if r.method is not None else r for i, (n, r) in enumerate(results.systems.items())}
     results = ranked(dataclasses.replace(results, systems=systems))
-    rows = {r["system"]: r for r in summary_table(results)}
+    rows = {r["system"]: r for r in summary_csv_rows(results)}
     assert rows["original"]["wer_learn"] == 30.0 and rows["a"]["wer_learn"] == 51.0
     assert "uar_learn" not in rows["a"]
     write_outputs(tmp_path, results)

@@ -26,8 +26,9 @@ from voxanon.jobs.benchmark.records import (
     RunInfo,
     SystemRecord,
     rank,
-    summary_rows,
+    summarize,
 )
+from voxanon.jobs.report.write import summary_table
 
 
 def verification_metrics(eer):
@@ -84,4 +85,9 @@ RUN = RunSettings(splits=("test",), wer_splits=("test",), n_boot=20, seed=0, asr
 def ranked(results):
     """``results`` with a test machine and the ranking computed from their summary rows."""
     results = dataclasses.replace(results, machine={"cpu_count": 1, "platform": "test"})
-    return dataclasses.replace(results, ranking=rank(summary_rows(results)))
+    return dataclasses.replace(results, ranking=rank(summarize(results).rows))
+
+
+def summary_csv_rows(results):
+    """The summary.csv rows of ``results`` (ranking as they hold it)."""
+    return summary_table(summarize(results), results.ranking)

@@ -16,7 +16,6 @@ def category(cat: int | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from voxanon.jobs.benchmark.records import check_asrs, summary_rows
     from voxanon.jobs.benchmark.run import Benchmark, default_systems, parse_system
     from voxanon.table import format_table
 
@@ -35,12 +34,11 @@ def run(args: argparse.Namespace) -> int:
     results = bench.run()
     out = Path(args.out).resolve()
     rank = results.ranking.systems
-    summary = summary_rows(results)
-    checks = check_asrs(summary)
-    rows = [[r.system, r.attacker or "-", r.eer, r.eer_semi, r.eer_lazy, r.wer, *(r.wer_check.get(b) for b in checks),
-             r.uar, category(rank[r.system].category if r.system in rank else None)] for r in summary]
-    print("\n" + format_table(["system", "strongest attacker", "EER %", "EER VPC semi %", "EER lazy %", "WER %",
-                                *(f"WER {b} %" for b in checks), "UAR %", "category"], rows))
+    summary = bench.summary
+    columns = summary.shown("cli")
+    rows = [[r.system, *(r[c.name] for c in columns), category(rank[r.system].category if r.system in rank else None)]
+            for r in summary.rows]
+    print("\n" + format_table(["system", *(c.cli for c in columns), "category"], rows))
     if results.errors:
         print(f"\n{len(results.errors)} system(s) had errors; see {out / 'results.json'}")
     print(f"\nreport: {out / 'report.html'}\nresults: {out / 'results.json'}, {out / 'summary.csv'}, "

@@ -24,7 +24,7 @@ from voxanon.atomic import write_text
 from voxanon.audio.io import AudioError, load_audio
 from voxanon.data import layout
 from voxanon.data.kaldi import DataDir, read_data_dir
-from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
+from voxanon.evaluation.evaluator import Column, Env, Evaluator, RunSettings, SystemData
 from voxanon.evaluation.results import AsrResult, from_dict
 from voxanon.metrics import ConfidenceInterval, WERResult, wer, wer_ci
 from voxanon.metrics.text import NORMALIZERS
@@ -222,6 +222,16 @@ class AsrEvaluator(Evaluator):
     def models(self, data: SystemData) -> dict[str, str]:
         return {"asr": self.settings.backend}
 
+    @classmethod
+    def columns(cls, results) -> list[Column]:
+        """``wer``: the run's WER on the primary split (``wer_ci`` its interval, report only)."""
+        def result(record, results) -> AsrResult | None:
+            return record.get(cls.kind, results.settings.primary.split)
+
+        return [Column("wer", lambda record, results: (w := result(record, results)) and w.wer,
+                       header="WER % [95% CI]", cli="WER %", ci="wer_ci"),
+                Column("wer_ci", lambda record, results: (w := result(record, results)) and w.wer_ci, csv=False)]
+
     def run(self, data: SystemData, env: Env) -> AsrResult:
         from voxanon.models.asr import load_asr
 
@@ -249,6 +259,17 @@ class CheckAsrEvaluator(AsrEvaluator):
     @property
     def slot(self) -> tuple[str, ...]:
         return (self.settings.backend, self.settings.split)
+
+    @classmethod
+    def columns(cls, results) -> list[Column]:
+        """``wer_<backend>``: each second recogniser's WER on the primary split, in order of first appearance."""
+        split = results.settings.primary.split
+        backends = dict.fromkeys(b for s in results.systems.values() for b, sp in s.of_kind(cls.kind) if sp == split)
+
+        def wer_of(backend: str):
+            return lambda record, results: (w := record.get(cls.kind, backend, split)) and w.wer
+
+        return [Column(f"wer_{b}", wer_of(b), header=f"WER {b} %", cli=f"WER {b} %") for b in backends]
 
 
 def wer_splits(run: RunSettings) -> list[str]:

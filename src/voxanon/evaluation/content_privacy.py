@@ -33,7 +33,7 @@ import numpy as np
 
 from voxanon.data import layout
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
-from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
+from voxanon.evaluation.evaluator import Column, Env, Evaluator, RunSettings, SystemData
 from voxanon.evaluation.privacy import (
     TrialScores,
     check_trials,
@@ -189,6 +189,19 @@ class ContentPrivacyEvaluator(Evaluator):
 
     def models(self, data: SystemData) -> dict[str, str]:
         return {} if self.settings.transcripts == REFERENCE else {"asr": self.settings.transcripts}
+
+    @classmethod
+    def columns(cls, results) -> list[Column]:
+        """``c_eer``: the mean C-EER on the primary split from the run's ASR transcripts, ``c_eer_reference``
+        from the reference text (both only where the content attack ran)."""
+        def c_eer(source: str | None):
+            def value(record, results) -> float | None:
+                res = record.get(cls.kind, source or results.settings.asr, results.settings.primary.split)
+                return res.eer_mean if res else None
+            return value
+
+        return [Column("c_eer", c_eer(None), header="C-EER (ASR)", omit_missing=True),
+                Column("c_eer_reference", c_eer(REFERENCE), header="C-EER (reference text)", omit_missing=True)]
 
     def run(self, data: SystemData, env: Env) -> ContentPrivacyResult:
         s = self.settings

@@ -8,9 +8,13 @@ and :meth:`~Evaluator.run`, which returns a typed result
 (:mod:`voxanon.evaluation.results`). The benchmark derives each stage's cache
 key from exactly these (:func:`stage_key`), so it never writes one by hand.
 
-A new evaluation is one class plus one line in :data:`EVALUATORS` (or a call
-to :func:`register`), and its result kind in
-:func:`voxanon.evaluation.results.register_kind`.
+An evaluator also owns its output: :meth:`~Evaluator.columns` declares the
+columns it adds to the benchmark summary (:class:`Column`: summary.csv, the
+report's results table, the printed table) and :meth:`~Evaluator.section`
+its part of ``report.html``. A new evaluation is one class plus one line in
+:data:`EVALUATORS` (or a call to :func:`register`), and its result kind in
+:func:`voxanon.evaluation.results.register_kind`; the benchmark, the report
+and the CLI find its columns and section there.
 """
 
 from __future__ import annotations
@@ -77,6 +81,35 @@ class Env:
         return self._models[spec]
 
 
+@dataclass(frozen=True)
+class Column:
+    """One column of the benchmark summary, declared by an evaluator (:meth:`Evaluator.columns`).
+
+    ``value(record, results)`` reads the cell of one system from its record
+    (:class:`~voxanon.jobs.benchmark.records.SystemRecord`) in the run's
+    results (:class:`~voxanon.jobs.benchmark.records.BenchmarkResults`), or
+    None. ``name`` is its summary.csv key (``csv=False``: not written there;
+    ``omit_missing``: the cell is left out of a row where it is None, so the
+    column appears only when some system has it). ``header`` titles it in the
+    report's results table and ``cli`` in the printed table (None: not shown
+    there); ``digits``, ``bold``, ``label`` (text shown for the value) and
+    ``ci`` (the name of the column holding its interval) format the report
+    cell. One name may be declared twice to sit elsewhere in the report than
+    in summary.csv (``csv=False`` on the second).
+    """
+
+    name: str
+    value: Callable[[Any, Any], Any]
+    header: str | None = None
+    cli: str | None = None
+    digits: int = 2
+    bold: bool = False
+    label: Callable[[Any], str] | None = None
+    ci: str | None = None
+    csv: bool = True
+    omit_missing: bool = False
+
+
 class Evaluator(ABC):
     """One evaluation of one system; subclasses set ``kind`` and ``Settings`` and implement the methods."""
 
@@ -92,6 +125,18 @@ class Evaluator(ABC):
     @abstractmethod
     def plan(cls, run: RunSettings) -> list[Evaluator]:
         """The instances a benchmark run uses (e.g. one per split)."""
+
+    @classmethod
+    def columns(cls, results: Any) -> list[Column]:
+        """The summary columns this evaluator adds to a run's ``results`` (default: none)."""
+        return []
+
+    @classmethod
+    def section(cls, results: Any, page: Any) -> tuple[str, str] | None:
+        """This evaluator's report section (title, HTML) drawn with ``page``'s helpers
+        (:mod:`voxanon.jobs.report.page`: ``table``, ``fmt``, ``fmt_ci``); None: no section. Sections of one title
+        are joined in registration order."""
+        return None
 
     @property
     def slot(self) -> tuple[str, ...]:
@@ -167,6 +212,12 @@ def evaluator_class(name: str) -> type[Evaluator]:
     """Import the evaluator class registered as ``name`` (or one of :data:`OPTIONAL_EVALUATORS`)."""
     module, _, name = (EVALUATORS.get(name) or OPTIONAL_EVALUATORS[name]).partition(":")
     return getattr(importlib.import_module(module), name)
+
+
+def evaluator_classes(optional: bool = False) -> list[type[Evaluator]]:
+    """The registered evaluator classes (or the optional ones), in registration order, each once."""
+    names = OPTIONAL_EVALUATORS if optional else EVALUATORS
+    return list(dict.fromkeys(evaluator_class(name) for name in names))
 
 
 def plan(run: RunSettings, evaluators: list[str] | None = None) -> list[Evaluator]:

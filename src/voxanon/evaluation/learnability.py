@@ -25,6 +25,7 @@ ASR (slot ``asr``; ``asr-scratch`` for the from-scratch recipe)
 from __future__ import annotations
 
 import dataclasses
+import html
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ from pathlib import Path
 from voxanon.data import layout
 from voxanon.data.kaldi import DataError, read_data_dir
 from voxanon.evaluation.evaluator import (
+    Column,
     Env,
     Evaluator,
     RunSettings,
@@ -142,6 +144,17 @@ class SerLearnabilityEvaluator(Evaluator):
 
     def models(self, data: SystemData) -> dict[str, str]:
         return {"reference": f"folds:{data.ser_models}"}
+
+    @classmethod
+    def columns(cls, results) -> list[Column]:
+        """``uar_learn``: the UAR on original speech of the SER trained on the system's output (the original row:
+        trained on original speech, the reference)."""
+        return [Column("uar_learn", _learned(SER), omit_missing=True)]
+
+    @classmethod
+    def section(cls, results, page) -> tuple[str, str] | None:
+        learn = learnability_results(results, SER)
+        return ("Learnability", _ser_table(learn, next(iter(learn.values())), page)) if learn else None
 
     def run(self, data: SystemData, env: Env) -> LearnabilityResult:
         s = self.settings
@@ -262,6 +275,17 @@ class AsrLearnabilityEvaluator(Evaluator):
 
         return {"frontend": RECIPES[self.settings.recipe].frontend}
 
+    @classmethod
+    def columns(cls, results) -> list[Column]:
+        """``wer_learn``: the WER on original test trials of the CTC ASR trained on the system's training set (the
+        original row: trained on original speech, the reference)."""
+        return [Column("wer_learn", _learned(ASR), omit_missing=True)]
+
+    @classmethod
+    def section(cls, results, page) -> tuple[str, str] | None:
+        learn = learnability_results(results, ASR)
+        return ("Learnability", _asr_table(learn, next(iter(learn.values())), page)) if learn else None
+
     def run(self, data: SystemData, env: Env) -> LearnabilityResult:
         from voxanon.models.asr.ctc import recipe
 
@@ -277,3 +301,68 @@ class AsrLearnabilityEvaluator(Evaluator):
                                 models(inputs["reference_train"]), ctc, cache_dir=env.cache_dir, device=env.device,
                                 normalization=s.normalization, n_boot=s.n_boot, seed=s.seed,
                                 synthetic=data.synthetic, quiet=env.quiet)
+
+
+# -- summary columns and report sections --------------------------------------------------------------
+def learnability_results(results, task: str) -> dict[str, LearnabilityResult]:
+    """The ``task`` learnability result of every system of a benchmark run that has one, by system."""
+    return {n: r for n, s in results.systems.items() if (r := s.get("learnability", task)) is not None}
+
+
+def _learned(task: str):
+    """A system's ``task`` learnability number: trained on its output, or for the original row the reference
+    (which every anonymized system's result carries)."""
+    def value(record, results) -> float | None:
+        res = record.get("learnability", task)
+        if res is not None:
+            return res.anonymized
+        if record.method is not None:
+            return None
+        return next((r.reference for r in learnability_results(results, task).values()), None)
+    return value
+
+
+def _ser_table(learn: dict[str, LearnabilityResult], ref: LearnabilityResult, page) -> str:
+    """Train-on-anonymized against train-on-original UAR of each system (``learn``) and the reference row."""
+    fmt = page.fmt
+    folds = list(ref.per_fold)
+    header = ["system", "SER trained on", "UAR % (mean ± std over folds)", "Δ UAR vs original-trained",
+              *[f"fold {f}" for f in folds]]
+    body = [["original (reference)", "original speech", f"{fmt(ref.reference)} ± {fmt(ref.reference_std)}", "–",
+             *[fmt(ref.per_fold[f]["reference"]) for f in folds]]]
+    body += [[html.escape(n), "its anonymized speech", f"{fmt(r.anonymized)} ± {fmt(r.anonymized_std)}",
+              fmt(r.anonymized - r.reference), *[fmt(r.per_fold.get(f, {}).get("anonymized")) for f in folds]]
+             for n, r in learn.items()]
+    note = (f"<p>Learnability: the compact SER ({ref.epochs} epochs per fold) trained on each system's anonymized "
+            f"emotion folds and tested on the original held-out folds ({ref.n_test} utterances), beside the same "
+            "recipe trained on original speech.</p>")
+    return note + page.table(header, body) + _smoke(ref)
+
+
+def _asr_table(learn: dict[str, LearnabilityResult], ref: LearnabilityResult, page) -> str:
+    """WER on original test trials of the CTC ASR trained on each system's training set (``learn``), and the
+    reference row (``ref``'s)."""
+    fmt = page.fmt
+    tests = list(ref.per_fold)
+
+    def ci(r, which: str) -> str:
+        interval = getattr(r, f"{which}_ci")
+        return page.fmt_ci(getattr(r, which), (interval.low, interval.high) if interval else None)
+
+    header = ["system", "ASR trained on", "WER % [95% CI]", "Δ WER vs original-trained", "CER %",
+              *[f"WER {t}" for t in tests]]
+    body = [["original (reference)", "original training speech", ci(ref, "reference"), "–", fmt(ref.reference_cer),
+             *[fmt(ref.per_fold[t]["reference"]) for t in tests]]]
+    body += [[html.escape(n), "its anonymized training speech", ci(r, "anonymized"), fmt(r.anonymized - r.reference),
+              fmt(r.anonymized_cer), *[fmt(r.per_fold.get(t, {}).get("anonymized")) for t in tests]]
+             for n, r in learn.items()]
+    recipe = (ref.training or {}).get("reference", {}).get("recipe", {})
+    note = (f"<p>ASR learnability: a character CTC recogniser ({html.escape(str(recipe.get('frontend', '?')))} "
+            f"features, {ref.epochs} epochs) trained on each system's anonymized training set and tested on the "
+            f"original trial utterances ({ref.n_test}), beside the same recipe trained on original speech.</p>")
+    return note + page.table(header, body) + _smoke(ref)
+
+
+def _smoke(ref: LearnabilityResult) -> str:
+    """The result's smoke-test note as a small paragraph (empty without one)."""
+    return f"<p class='small'>{html.escape(ref.message)}</p>" if ref.message else ""

@@ -26,7 +26,7 @@ from voxanon.data.kaldi import (
 )
 from voxanon.errors import ConfigError
 from voxanon.evaluation.embeddings import extract_embeddings
-from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
+from voxanon.evaluation.evaluator import Column, Env, Evaluator, RunSettings, SystemData
 from voxanon.evaluation.results import (
     DetPoints,
     EerInterval,
@@ -36,7 +36,13 @@ from voxanon.evaluation.results import (
     VerificationMetrics,
     Zebra,
 )
-from voxanon.evaluation.scenarios import SCENARIOS
+from voxanon.evaluation.scenarios import (
+    AA_LAZY,
+    OA,
+    SCENARIOS,
+    strongest_attacker,
+    title,
+)
 from voxanon.metrics import (
     cllr,
     compute_eer,
@@ -290,6 +296,10 @@ class PrivacyEvaluator(Evaluator):
     def models(self, data: SystemData) -> dict[str, str]:
         return {"encoder": self.settings.encoder}
 
+    @classmethod
+    def columns(cls, results) -> list[Column]:
+        return headline_columns(results)
+
     def run(self, data: SystemData, env: Env) -> PrivacyResult:
         dirs = self.inputs(data)
         encoder = env.model(self.models(data)["encoder"], lambda spec: load_encoder(spec, device=env.device))
@@ -297,3 +307,74 @@ class PrivacyEvaluator(Evaluator):
                                cache_dir=env.cache_dir / "embeddings", n_boot=self.settings.n_boot,
                                quiet=env.quiet, keep_scores=False)
         return dataclasses.replace(res, scenario=self.settings.scenario)
+
+
+# -- the summary headline: every attacker of the privacy kind (scenarios and ladder rungs), the strongest first
+def _strongest(record, results) -> tuple[str, float] | None:
+    """The attacker with the lowest mean EER on the primary split, and that EER (None: no attacker ran)."""
+    return strongest_attacker(record.attacker_eers(results.settings.primary.split))
+
+
+def _strongest_name(record, results) -> str | None:
+    best = _strongest(record, results)
+    return best[0] if best else None
+
+
+def _strongest_eer(record, results) -> float | None:
+    best = _strongest(record, results)
+    return best[1] if best else None
+
+
+def _strongest_result(record, results) -> PrivacyResult | None:
+    best = _strongest(record, results)
+    return record.privacy(best[0], results.settings.primary.split) if best else None
+
+
+def _gender_eer(gender: str):
+    def value(record, results) -> float | None:
+        p = _strongest_result(record, results)
+        return p.by_gender[gender].eer if p and gender in p.by_gender else None
+    return value
+
+
+def _mfdr(record, results) -> float | None:
+    p = _strongest_result(record, results)
+    return p.fairness.mfdr if p and p.fairness else None
+
+
+def _scenario_eer(scenario: str | None):
+    """Mean EER of ``scenario`` (None: the run's primary scenario, the VPC semi-informed attacker)."""
+    def value(record, results) -> float | None:
+        res = record.privacy(scenario or results.settings.primary.scenario, results.settings.primary.split)
+        return res.eer_mean if res else None
+    return value
+
+
+def _attacker_eer(name: str):
+    return lambda record, results: record.attacker_eers(results.settings.primary.split).get(name)
+
+
+def headline_columns(results) -> list[Column]:
+    """The privacy headline of the summary, led by the strongest attacker.
+
+    ``attacker`` is the attacker with the lowest mean EER over all that ran
+    (:func:`~voxanon.evaluation.scenarios.strongest_attacker`); ``eer``,
+    ``eer_f``, ``eer_m`` and ``mfdr`` are its numbers (the privacy category
+    comes from them). ``eer_semi`` is the VPC semi-informed attacker,
+    ``eer_lazy`` and ``eer_ignorant`` the pretrained ones, ``eer_<rung>`` each
+    further attacker (ladder rungs) and ``attackers`` (not in summary.csv)
+    every attacker's mean EER, by name.
+    """
+    split = results.settings.primary.split
+    rungs = dict.fromkeys(n for s in results.systems.values() for n in s.attacker_eers(split) if n not in SCENARIOS)
+    return [Column("attacker", _strongest_name, header="strongest attacker", cli="strongest attacker", label=title),
+            Column("eer", _strongest_eer, cli="EER %"),
+            Column("eer_f", _gender_eer("f"), header="EER f"),
+            Column("eer_m", _gender_eer("m"), header="EER m"),
+            Column("eer", _strongest_eer, header="EER", bold=True, csv=False),
+            Column("eer_semi", _scenario_eer(None), header="EER VPC semi", cli="EER VPC semi %"),
+            Column("eer_lazy", _scenario_eer(AA_LAZY), header="EER lazy", cli="EER lazy %"),
+            Column("eer_ignorant", _scenario_eer(OA), header="EER ignorant"),
+            *(Column(f"eer_{n}", _attacker_eer(n)) for n in rungs),
+            Column("mfdr", _mfdr),
+            Column("attackers", lambda record, results: record.attacker_eers(split), csv=False)]

@@ -29,7 +29,7 @@ from voxanon.audio.io import load_audio, resample
 from voxanon.data import layout
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.dsp.world import estimate_f0
-from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
+from voxanon.evaluation.evaluator import Column, Env, Evaluator, RunSettings, SystemData
 from voxanon.evaluation.results import Dnsmos, QualityResult
 from voxanon.metrics import pav_calibrate
 from voxanon.progress import Progress
@@ -249,6 +249,20 @@ class QualityEvaluator(Evaluator):
 
     def models(self, data: SystemData) -> dict[str, str]:
         return {"encoder": self.settings.encoder}
+
+    @classmethod
+    def columns(cls, results) -> list[Column]:
+        """``dnsmos`` (the original row: the original speech's, measured beside every system's), ``rho_f0``,
+        ``gvd``."""
+        def dnsmos(record, results) -> float | None:
+            if record.method is None:
+                return next((q.dnsmos.original for s in results.systems.values()
+                             if (q := s.get(cls.kind)) is not None), None)
+            return (q := record.get(cls.kind)) and q.dnsmos.anonymized
+
+        return [Column("dnsmos", dnsmos, header="DNSMOS"),
+                Column("rho_f0", lambda record, results: (q := record.get(cls.kind)) and q.rho_f0, header="ρF0"),
+                Column("gvd", lambda record, results: (q := record.get(cls.kind)) and q.gvd_db, header="G_VD dB")]
 
     def run(self, data: SystemData, env: Env) -> QualityResult:
         dirs = self.inputs(data)

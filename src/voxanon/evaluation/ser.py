@@ -40,7 +40,7 @@ from voxanon.data import layout
 from voxanon.data.iemocap import CLASSES, classes_of, emotion_class
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.errors import ConfigError
-from voxanon.evaluation.evaluator import Env, Evaluator, RunSettings, SystemData
+from voxanon.evaluation.evaluator import Column, Env, Evaluator, RunSettings, SystemData
 from voxanon.evaluation.results import SerResult, from_dict
 from voxanon.metrics import mean_over_folds, uar, uar_ci
 from voxanon.models.ser import EmotionRecognizer, SERError, load_ser
@@ -338,6 +338,12 @@ class SerEvaluator(Evaluator):
 
     def models(self, data: SystemData) -> dict[str, str]:
         return {"ser": f"folds:{data.ser_models}"}
+
+    @classmethod
+    def columns(cls, results) -> list[Column]:
+        """``uar``: the mean UAR over the folds."""
+        return [Column("uar", lambda record, results: (r := record.get(cls.kind)) and r.uar_mean,
+                       header="UAR %", cli="UAR %")]
 
     def run(self, data: SystemData, env: Env) -> SerResult:
         res = evaluate_ser(data.sets[layout.EMO], data.ser_models, batch_size=self.settings.batch_size,

@@ -12,6 +12,7 @@ import pytest
 from tests.helpers.benchmark_results import (
     benchmark_results,
     privacy_result,
+    summary_csv_rows,
     wer_result,
 )
 from voxanon.data.kaldi import DataDir, DataError, write_data_dir
@@ -26,13 +27,12 @@ from voxanon.jobs.benchmark.records import (
     load_results,
     rank,
     save_results,
-    summary_rows,
+    summarize,
 )
 from voxanon.jobs.benchmark.run import StageCache, System, default_systems, parse_system
 from voxanon.jobs.report.write import (
     content_shift_sentence,
     overstatement_sentence,
-    summary_table,
 )
 
 
@@ -116,11 +116,11 @@ def test_find_layout_names_what_is_missing(tmp_path):
 
 
 def test_summary_and_ranking_follow_vpc_categories():
-    rows = summary_rows(benchmark_results())
+    rows = summarize(benchmark_results()).rows
     by = {r.system: r for r in rows}
-    assert by["a"].eer == 41.0 and by["a"].wer == 6.0 and by["a"].attacker == "AA-semi"
-    assert by[ORIGINAL].eer_lazy == 1.5  # original row: lazy-informed equals OO
-    assert (by[ORIGINAL].attacker, by[ORIGINAL].eer, by[ORIGINAL].eer_semi) == ("OO", 1.5, 5.0)
+    assert by["a"]["eer"] == 41.0 and by["a"]["wer"] == 6.0 and by["a"]["attacker"] == "AA-semi"
+    assert by[ORIGINAL]["eer_lazy"] == 1.5  # original row: lazy-informed equals OO
+    assert (by[ORIGINAL]["attacker"], by[ORIGINAL]["eer"], by[ORIGINAL]["eer_semi"]) == ("OO", 1.5, 5.0)
     ranking = rank(rows)
     cats = {n: s.category for n, s in ranking.systems.items()}
     assert cats == {ORIGINAL: 0, "a": 40, "b": 30, "c": 30}
@@ -133,7 +133,7 @@ def test_summary_and_ranking_follow_vpc_categories():
 
 
 def test_ranking_without_uar_ranks_on_wer_only():
-    ranking = rank(summary_rows(benchmark_results(with_ser=False)))
+    ranking = rank(summarize(benchmark_results(with_ser=False)).rows)
     assert not ranking.uar_used
     assert set(ranking.pareto) == {"privacy_vs_wer"}
     assert all(s.uar_rank is None for s in ranking.systems.values())
@@ -141,7 +141,7 @@ def test_ranking_without_uar_ranks_on_wer_only():
 
 def test_results_round_trip_through_results_json(tmp_path):
     results = benchmark_results()
-    results = dataclasses.replace(results, ranking=rank(summary_rows(results)))
+    results = dataclasses.replace(results, ranking=rank(summarize(results).rows))
     save_results(tmp_path / "results.json", results)
     assert load_results(tmp_path / "results.json") == results
     raw = json.loads((tmp_path / "results.json").read_text())
@@ -190,9 +190,9 @@ def _with_rung(results, system, scenario, eer_f, eer_m):
 def test_the_strongest_attacker_sets_the_headline_and_the_category():
     # system a: AA-semi says 41 % (category 40); the back-end rung breaks it at 15 % (category 10)
     results = _with_rung(benchmark_results(), "a", "AA-backend", 14.0, 16.0)
-    by = {r.system: r for r in summary_rows(results)}
-    assert (by["a"].attacker, by["a"].eer, by["a"].eer_f, by["a"].eer_m) == ("AA-backend", 15.0, 14.0, 16.0)
-    assert by["a"].eer_semi == 41.0 and by["a"].eer_lazy == 51.0  # the VPC column stays
+    by = {r.system: r for r in summarize(results).rows}
+    assert [by["a"][k] for k in ("attacker", "eer", "eer_f", "eer_m")] == ["AA-backend", 15.0, 14.0, 16.0]
+    assert by["a"]["eer_semi"] == 41.0 and by["a"]["eer_lazy"] == 51.0  # the VPC column stays
     assert rank(list(by.values())).systems["a"].category == 10
     sentence = overstatement_sentence(by["a"])
     assert "AA semi-informed (a)" in sentence and "by 26.0 points" in sentence and "by 36.0 points" in sentence
@@ -203,8 +203,8 @@ def test_summary_csv_and_cli_table_lead_with_the_strongest_attacker(tmp_path, mo
     from voxanon.jobs.benchmark import run as pipeline
 
     results = _with_rung(benchmark_results(), "a", "AA-backend", 14.0, 16.0)
-    results = dataclasses.replace(results, ranking=rank(summary_rows(results)))
-    rows = summary_table(results)
+    results = dataclasses.replace(results, ranking=rank(summarize(results).rows))
+    rows = summary_csv_rows(results)
     assert list(rows[0])[:8] == ["system", "attacker", "eer", "eer_f", "eer_m", "eer_semi", "eer_lazy",
                                  "eer_ignorant"]
     a = next(r for r in rows if r["system"] == "a")
@@ -214,6 +214,8 @@ def test_summary_csv_and_cli_table_lead_with_the_strongest_attacker(tmp_path, mo
     profiles = []
 
     class FakeBenchmark:
+        summary = summarize(results)
+
         def __init__(self, **kwargs):
             profiles.append(kwargs["profile"])
 
@@ -243,18 +245,21 @@ def test_a_second_recogniser_gets_its_own_column_beside_the_runs_wer(tmp_path, m
     systems = {n: dataclasses.replace(r, results={**r.results, ("wer_check", "pocketsphinx", "test"): wer_result(w)})
                for (n, r), w in zip(results.systems.items(), (15.0, 31.0, 17.5, 40.0))}
     results = dataclasses.replace(results, systems=systems, machine={"cpu_count": 2, "platform": "p"})
-    results = dataclasses.replace(results, ranking=rank(summary_rows(results)))
-    assert {r.system: r.wer_check for r in summary_rows(results)}["b"] == {"pocketsphinx": 17.5}
-    rows = {r["system"]: r for r in summary_table(results)}
+    results = dataclasses.replace(results, ranking=rank(summarize(results).rows))
+    assert {r.system: r["wer_pocketsphinx"] for r in summarize(results).rows}["b"] == 17.5
+    rows = {r["system"]: r for r in summary_csv_rows(results)}
     assert (rows["b"]["wer"], rows["b"]["wer_pocketsphinx"]) == (3.0, 17.5)
-    assert "wer_pocketsphinx" not in summary_table(benchmark_results())[0]
+    keys = list(rows["b"])
+    assert keys[keys.index("wer") + 1] == "wer_pocketsphinx"  # beside the run's WER, as in the tables
+    assert "wer_pocketsphinx" not in summary_csv_rows(benchmark_results())[0]
     save_results(tmp_path / "results.json", results)
     assert load_results(tmp_path / "results.json") == results
     write_outputs(tmp_path, results)
     page = (tmp_path / "report.html").read_text()
     assert "WER pocketsphinx %" in page and "<td>pocketsphinx</td>" in page and "17.50" in page
 
-    monkeypatch.setattr(pipeline, "Benchmark", lambda **kwargs: type("B", (), {"run": lambda self: results})())
+    monkeypatch.setattr(pipeline, "Benchmark", lambda **kwargs: type(
+        "B", (), {"run": lambda self: results, "summary": summarize(results)})())
     args = argparse.Namespace(quick=False, profile="neural", systems=None, out=str(tmp_path), data=None,
                               seed=0, jobs=1, asr="x", encoder="ge2e", quiet=True, add_evaluators=None)
     cli_benchmark.run(args)
@@ -265,10 +270,11 @@ def test_a_second_recogniser_gets_its_own_column_beside_the_runs_wer(tmp_path, m
 
 
 def test_content_shift_sentence_says_how_far_c_eer_moved_from_the_original():
-    rows = {r.system: r for r in summary_rows(benchmark_results())}
+    rows = {r.system: r for r in summarize(benchmark_results()).rows}
     original, other = rows[ORIGINAL], next(r for n, r in rows.items() if n != ORIGINAL)
     assert content_shift_sentence(other, original) is None            # no content attack ran
-    original, other = dataclasses.replace(original, c_eer=27.0), dataclasses.replace(other, c_eer=45.8)
+    original, other = (dataclasses.replace(r, values={**r.values, "c_eer": c}) for r, c in ((original, 27.0),
+                                                                                             (other, 45.8)))
     assert content_shift_sentence(other, original) == (
         f"{other.system}: C-EER 45.8 %, 18.8 points above the original's 27.0 %.")
     assert content_shift_sentence(original, original) is None

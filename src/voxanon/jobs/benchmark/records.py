@@ -1,7 +1,8 @@
 """The benchmark's typed results: one record per system, the ranking, and the versioned ``results.json``.
 
-The benchmark builds a :class:`BenchmarkResults` (ranking included, computed
-once by :func:`rank`), writes it with :func:`save_results`; the report and the
+The benchmark builds a :class:`BenchmarkResults` and its :class:`Summary`
+(computed once by :func:`summarize` from the columns the evaluators declare),
+ranks the summary rows (:func:`rank`), writes the results with :func:`save_results`; the report and the
 CLI read it back with :func:`load_results` and render it. An unknown or old
 ``schema_version`` is a :class:`~voxanon.errors.DataError`.
 """
@@ -16,16 +17,9 @@ from typing import Any
 
 from voxanon.atomic import write_text
 from voxanon.errors import DataError
-from voxanon.evaluation.results import (
-    RESULT_KINDS,
-    AsrResult,
-    Interval,
-    LearnabilityResult,
-    PrivacyResult,
-    from_dict,
-    to_dict,
-)
-from voxanon.evaluation.scenarios import AA_LAZY, OA, OO, SCENARIOS, strongest_attacker
+from voxanon.evaluation.evaluator import Column
+from voxanon.evaluation.results import RESULT_KINDS, PrivacyResult, from_dict, to_dict
+from voxanon.evaluation.scenarios import OO, SCENARIOS
 
 SCHEMA_VERSION = 3
 ORIGINAL = "original"
@@ -186,99 +180,62 @@ def load_results(path: str | Path) -> BenchmarkResults:
     return from_dict(BenchmarkResults, data, str(path))
 
 
-# -- headline rows and ranking ------------------------------------------------------------------------
+# -- summary rows and ranking -------------------------------------------------------------------------
+#: the anonymization's real-time factor: the run's own column, after the default evaluators' columns
+RTF = Column("rtf", lambda record, results: record.rtf, header="RTF", digits=4)
+
+
 @dataclass(frozen=True)
 class SummaryRow:
-    """A system's headline numbers on the primary split, led by the strongest attacker.
-
-    ``attacker`` is the attacker with the lowest mean EER over all that ran
-    (:func:`~voxanon.evaluation.scenarios.strongest_attacker`); ``eer``,
-    ``eer_f``, ``eer_m`` and ``mfdr`` are its numbers, and the privacy category
-    comes from them. ``eer_semi`` is the VPC semi-informed attacker (rung c),
-    ``attackers`` every attacker's mean EER. Where those evaluators ran:
-    ``c_eer`` is the content attack's mean EER from the run's ASR transcripts
-    (``c_eer_reference`` from the reference transcripts), ``uar_learn`` the UAR
-    on original speech of the SER trained on the system's output and
-    ``wer_learn`` the WER on original test trials of the CTC ASR trained on its
-    training set (for the original row: both trained on original speech, the
-    learnability references), ``wer_check`` the WER of each second recogniser
-    of the run, by backend.
-    """
+    """A system's summary numbers on the primary split, by column name (``row["eer"]``)."""
 
     system: str
-    attacker: str | None
-    eer: float | None
-    eer_f: float | None
-    eer_m: float | None
-    eer_semi: float | None
-    eer_lazy: float | None
-    eer_ignorant: float | None
-    attackers: dict[str, float]
-    mfdr: float | None
-    wer: float | None
-    wer_ci: Interval | None
-    uar: float | None
-    dnsmos: float | None
-    rho_f0: float | None
-    gvd: float | None
-    rtf: float | None
-    c_eer: float | None = None
-    c_eer_reference: float | None = None
-    uar_learn: float | None = None
-    wer_learn: float | None = None
-    wer_check: dict[str, float] = field(default_factory=dict)
+    values: dict[str, Any]
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
 
 
-def summary_rows(results: BenchmarkResults) -> list[SummaryRow]:
-    """One row per system with the headline numbers."""
-    split = results.settings.primary.split
-    # the original speech's DNSMOS, measured beside every system's (the same utterances)
-    dnsmos_original = next((q.dnsmos.original for s in results.systems.values()
-                            if (q := s.get("quality")) is not None), None)
-    # the learnability reference (SER trained on original speech), carried by every anonymized system's result
-    learn_original = {task: next((r.reference for s in results.systems.values()
-                                  if (r := s.get("learnability", task)) is not None), None) for task in ("ser", "asr")}
-    rows = []
-    for name, s in results.systems.items():
-        eers = s.attacker_eers(split)
-        best = strongest_attacker(eers)
-        p = s.privacy(best[0], split) if best else None
-        semi, lazy, ignorant = (s.privacy(sc, split) for sc in (results.settings.primary.scenario, AA_LAZY, OA))
-        w: AsrResult | None = s.get("wer", split)
-        ser, q = s.get("ser"), s.get("quality")
-        gender = p.by_gender if p else {}
-        # the ASR transcripts of the run, and the reference text (content_privacy.REFERENCE)
-        content, content_ref = (s.get("content", source, split) for source in (results.settings.asr, "reference"))
-        learn = {task: s.get("learnability", task) for task in learn_original}
-        rows.append(SummaryRow(
-            system=name, attacker=best[0] if best else None, eer=best[1] if best else None,
-            eer_f=gender["f"].eer if "f" in gender else None, eer_m=gender["m"].eer if "m" in gender else None,
-            eer_semi=semi.eer_mean if semi else None, eer_lazy=lazy.eer_mean if lazy else None,
-            eer_ignorant=ignorant.eer_mean if ignorant else None, attackers=eers,
-            mfdr=p.fairness.mfdr if p and p.fairness else None,
-            wer=w.wer if w else None, wer_ci=w.wer_ci if w else None, uar=ser.uar_mean if ser else None,
-            dnsmos=(q.dnsmos.anonymized if q else None) if s.method else dnsmos_original,
-            rho_f0=q.rho_f0 if q else None, gvd=q.gvd_db if q else None, rtf=s.rtf,
-            c_eer=content.eer_mean if content else None,
-            c_eer_reference=content_ref.eer_mean if content_ref else None,
-            uar_learn=learned(learn["ser"], learn_original["ser"], s.method),
-            wer_learn=learned(learn["asr"], learn_original["asr"], s.method),
-            wer_check={b: w.wer for (b, sp), w in s.of_kind("wer_check").items() if sp == split}))
-    return rows
+@dataclass(frozen=True)
+class Summary:
+    """The summary of a run: the declared columns (summary.csv order) and one row per system.
+
+    Columns come from the registered evaluators (:meth:`~voxanon.evaluation.evaluator.Evaluator.columns`):
+    the default ones first (the privacy headline, led by the strongest attacker, then the rest in
+    registration order), the run's :data:`RTF`, then the optional evaluators'.
+    """
+
+    columns: list[Column]
+    rows: list[SummaryRow]
+
+    def shown(self, view: str) -> list[Column]:
+        """The columns a view shows (``view``: ``"header"``, the report, or ``"cli"``): those titled for it, less
+        the ``omit_missing`` ones no system has."""
+        return [c for c in self.columns if getattr(c, view)
+                and not (c.omit_missing and all(r[c.name] is None for r in self.rows))]
 
 
-def check_asrs(rows: list[SummaryRow]) -> list[str]:
-    """The second recognisers that scored any of ``rows``, in order of first appearance."""
-    return list(dict.fromkeys(b for r in rows for b in r.wer_check))
+def summary_columns(results: BenchmarkResults) -> list[Column]:
+    """Every registered evaluator's summary columns for ``results``, in :class:`Summary` order."""
+    from voxanon.evaluation.evaluator import evaluator_classes
+
+    return [*(c for e in evaluator_classes() for c in e.columns(results)), RTF,
+            *(c for e in evaluator_classes(optional=True) for c in e.columns(results))]
 
 
-def learned(result: LearnabilityResult | None, reference: float | None, method: str | None) -> float | None:
-    """A system's learnability number: trained on its output, or for the original row the reference."""
-    return result.anonymized if result else (reference if method is None else None)
+def summarize(results: BenchmarkResults) -> Summary:
+    """The run's summary rows, computed once: every declared column read from every system's record."""
+    columns = summary_columns(results)
+    rows = [SummaryRow(name, {c.name: c.value(record, results) for c in columns})
+            for name, record in results.systems.items()]
+    return Summary(columns, rows)
 
 
 def rank(rows: list[SummaryRow]) -> Ranking:
-    """Privacy categories, ranks, relative changes, Pareto fronts and the normalised score."""
+    """Privacy categories, ranks, relative changes, Pareto fronts and the normalised score of summary rows.
+
+    The VPC ranking reads the headline's strongest-attacker EER (mean and per gender), the WER and the UAR.
+    """
     from voxanon.metrics.ranking import (
         PRIVACY_VS_UAR,
         PRIVACY_VS_WER,
@@ -293,9 +250,9 @@ def rank(rows: list[SummaryRow]) -> Ranking:
     def value(v: float | None) -> float:  # NaN where a measure is missing (e.g. no emotion set)
         return float(v) if v is not None else math.nan
 
-    complete = [r for r in rows if r.eer is not None and r.wer is not None]
-    has_uar = all(r.uar is not None for r in complete)
-    table_rows = [SystemResult(r.system, value(r.eer_f), value(r.eer_m), value(r.eer), value(r.wer), value(r.uar))
+    complete = [r for r in rows if r["eer"] is not None and r["wer"] is not None]
+    has_uar = all(r["uar"] is not None for r in complete)
+    table_rows = [SystemResult(r.system, *(value(r[k]) for k in ("eer_f", "eer_m", "eer", "wer", "uar")))
                   for r in complete]
     if not table_rows:
         return Ranking({}, has_uar)

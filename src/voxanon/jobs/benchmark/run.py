@@ -64,9 +64,10 @@ from voxanon.jobs.benchmark.records import (
     DataInfo,
     Primary,
     RunInfo,
+    Summary,
     SystemRecord,
     rank,
-    summary_rows,
+    summarize,
 )
 
 #: Whisper punctuates and writes digits; the VPC's CTC recogniser does not (see voxanon.metrics.text.normalize_spoken)
@@ -171,7 +172,8 @@ def _versions() -> dict[str, str]:
 
 @dataclass
 class Benchmark:
-    """A configured benchmark run; :meth:`run` returns the typed results and writes the report."""
+    """A configured benchmark run; :meth:`run` returns the typed results (their summary in :attr:`summary`) and
+    writes the report."""
 
     out: Path
     profile: Profile
@@ -188,6 +190,7 @@ class Benchmark:
         self.cache = StageCache(self.out)
         self.errors: dict[str, list[str]] = {}
         self.recomputed: list[str] = []  # stages computed (not read from the cache) by this run
+        self.summary: Summary | None = None  # the results' summary rows, once :meth:`run` finished
 
     # -- helpers -----------------------------------------------------------------------------
     def _fail(self, system: str, stage: str, exc: Exception | str) -> None:
@@ -375,12 +378,13 @@ class Benchmark:
             machine={"cpu_count": os.cpu_count(), "platform": platform.platform()},
             data=DataInfo(str(layout.root), layout.synthetic, splits, layout.description),
             systems=record_objs, errors=self.errors, paths=anon_paths, ranking=None, elapsed_seconds=0.0)
-        results = dataclasses.replace(results, ranking=rank(summary_rows(results)),
+        self.summary = summarize(results)
+        results = dataclasses.replace(results, ranking=rank(self.summary.rows),
                                       elapsed_seconds=time.monotonic() - t0)
 
         stages.step("report")
         listen = listening_clips(self.out, results, self.profile.listen_utts)
-        write_outputs(self.out, results, listen)
+        write_outputs(self.out, results, listen, self.summary)
         return results
 
 

@@ -1,7 +1,9 @@
 """Render typed benchmark results: ``summary.csv``, ``privacy.csv``, figures and ``report.html``.
 
-Render only: the ranking comes computed in the results, the listening clips
-come decoded (:func:`voxanon.jobs.benchmark.run.listening_clips`).
+Render only: the ranking comes computed in the results, the summary rows
+computed once (:func:`voxanon.jobs.benchmark.records.summarize`, from the
+columns and sections the evaluators declare), the listening clips come
+decoded (:func:`voxanon.jobs.benchmark.run.listening_clips`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Any
 
 from voxanon.atomic import atomic_open
 from voxanon.data.iemocap import classes_of
-from voxanon.evaluation.results import LearnabilityResult, SerResult, to_dict
+from voxanon.evaluation.evaluator import Column, evaluator_classes
+from voxanon.evaluation.results import SerResult, to_dict
 from voxanon.evaluation.scenarios import (
     AA_LAZY,
     AA_SEMI,
@@ -25,13 +28,15 @@ from voxanon.evaluation.scenarios import (
 )
 from voxanon.jobs.benchmark.records import (
     ORIGINAL,
+    RTF,
     BenchmarkResults,
+    Ranking,
+    Summary,
     SummaryRow,
-    check_asrs,
     privacy_rows,
-    summary_rows,
+    summarize,
 )
-from voxanon.jobs.report import figures
+from voxanon.jobs.report import figures, page
 from voxanon.jobs.report.page import audio, figure, fmt, fmt_ci, table, write_report
 
 #: class code -> the word the report uses
@@ -61,22 +66,14 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
         w.writerows(rows)
 
 
-def summary_table(results: BenchmarkResults) -> list[dict[str, Any]]:
-    """``summary.csv`` rows: the headline numbers and the system's ranking entry."""
+def summary_table(summary: Summary, ranking: Ranking) -> list[dict[str, Any]]:
+    """``summary.csv`` rows: each system's summary columns (those written to the CSV) and its ranking entry."""
     out = []
-    rows = summary_rows(results)
-    rungs = list(dict.fromkeys(n for r in rows for n in r.attackers if n not in SCENARIOS))
-    checks = check_asrs(rows)
-    for r in rows:
-        row = {}
-        for k, v in to_dict(r).items():
-            if k == "attackers":  # one column per ladder rung, after the named attackers
-                row.update({f"eer_{n}": r.attackers.get(n) for n in rungs})
-            elif k == "wer_check":  # one column per second recogniser
-                row.update({f"wer_{b}": r.wer_check.get(b) for b in checks})
-            elif k != "wer_ci":
-                row[k] = v
-        rk = results.ranking.systems.get(r.system)
+    for r in summary.rows:
+        row = {"system": r.system}
+        row.update((c.name, r[c.name]) for c in summary.columns
+                   if c.csv and not (c.omit_missing and r[c.name] is None))
+        rk = ranking.systems.get(r.system)
         out.append({**row, **(to_dict(rk) if rk else {})})
     return out
 
@@ -87,13 +84,13 @@ def _figures(out: Path, results: BenchmarkResults, rows: list[SummaryRow]) -> li
     figdir = out / "figures"
     figs = []
     names = [r.system for r in rows]
-    eer = [r.eer if r.eer is not None else math.nan for r in rows]
-    wer = [r.wer if r.wer is not None else math.nan for r in rows]
+    eer = [r["eer"] if r["eer"] is not None else math.nan for r in rows]
+    wer = [r["wer"] if r["wer"] is not None else math.nan for r in rows]
     figs.append((figures.tradeoff_scatter(figdir / "eer_vs_wer", names, eer, wer, utility_label="WER %",
                                           higher_utility_better=False, front=pareto.get("privacy_vs_wer") or []),
                  "Privacy (strongest attacker's EER) against content (WER), with the VPC privacy-category bands."))
     if rank.uar_used:
-        uar = [r.uar for r in rows]
+        uar = [r["uar"] for r in rows]
         figs.append((figures.tradeoff_scatter(figdir / "eer_vs_uar", names, eer, uar, utility_label="UAR %",
                                               higher_utility_better=True, front=pareto.get("privacy_vs_uar") or []),
                      "Privacy (strongest attacker's EER) against emotion (UAR)."))
@@ -108,12 +105,12 @@ def _figures(out: Path, results: BenchmarkResults, rows: list[SummaryRow]) -> li
         if curves:
             figs.append((figures.det_curves(figdir / f"det_{scenario}", curves, f"DET, {name_}"),
                          f"DET curves of the {name_} attacker per system and gender."))
-    gender_rows = [r for r in rows if r.eer_f is not None]
+    gender_rows = [r for r in rows if r["eer_f"] is not None]
     if gender_rows:
         figs.append((figures.grouped_bars(
             figdir / "gender_eer",
-            [r.system + (f"\nmFDR {r.mfdr:.0f} %" if r.mfdr is not None else "") for r in gender_rows],
-            {"female": [r.eer_f for r in gender_rows], "male": [r.eer_m for r in gender_rows]},
+            [r.system + (f"\nmFDR {r['mfdr']:.0f} %" if r["mfdr"] is not None else "") for r in gender_rows],
+            {"female": [r["eer_f"] for r in gender_rows], "male": [r["eer_m"] for r in gender_rows]},
             ylabel="EER %", title="Strongest attacker's EER per gender"),
             "Per-gender EER of each system's strongest attacker, with the mFDR fairness gap."))
     ser = {n: s.get("ser").per_class_recall for n, s in results.systems.items() if s.get("ser")}
@@ -139,65 +136,35 @@ def _listening(listen) -> str:
     return f"<div class='listen'>{table(['utterance', *listen.systems], body)}</div>"
 
 
-def _headline_table(rows: list[SummaryRow], results: BenchmarkResults) -> str:
-    header = ["system", "category", "strongest attacker", "EER f", "EER m", "EER", "EER VPC semi", "EER lazy",
-              "EER ignorant",
-              "WER % [95% CI]", "UAR %", "DNSMOS", "ρF0", "G_VD dB", "rank WER", "rank UAR", "score", "RTF"]
-    checks = check_asrs(rows)
-    header[10:10] = [f"WER {b} %" for b in checks]
-    content = any(r.c_eer is not None or r.c_eer_reference is not None for r in rows)
-    if content:
-        header += ["C-EER (ASR)", "C-EER (reference text)"]
-    body = []
-    for r in rows:
-        rk = results.ranking.systems.get(r.system)
+def _cell(column: Column, row: SummaryRow) -> str:
+    """One report cell of a summary column, formatted as the column declares."""
+    value = row[column.name]
+    if column.ci:
+        ci = row[column.ci]
+        return fmt_ci(value, (ci.low, ci.high) if ci else None, column.digits)
+    if column.label:
+        return html.escape(column.label(value)) if value is not None else "–"
+    return f"<b>{fmt(value, column.digits)}</b>" if column.bold else fmt(value, column.digits)
+
+
+def _headline_table(summary: Summary, ranking: Ranking) -> str:
+    """The results table: the summary columns with a report header, the category first and the ranks before RTF."""
+    header, body = ["system", "category"], []
+    columns = summary.shown("header")
+    for c in columns:
+        header += ["rank WER", "rank UAR", "score"] if c is RTF else []
+        header.append(c.header)
+    for r in summary.rows:
+        rk = ranking.systems.get(r.system)
         cat = rk.category if rk else None
-        ci = r.wer_ci
-        body.append([html.escape(r.system), f"≥{cat} %" if cat else ("&lt;10 %" if cat == 0 else "–"),
-                     html.escape(title(r.attacker)) if r.attacker else "–",
-                     fmt(r.eer_f), fmt(r.eer_m), f"<b>{fmt(r.eer)}</b>", fmt(r.eer_semi), fmt(r.eer_lazy),
-                     fmt(r.eer_ignorant),
-                     fmt_ci(r.wer, (ci.low, ci.high) if ci else None),
-                     *(fmt(r.wer_check.get(b)) for b in checks), fmt(r.uar),
-                     fmt(r.dnsmos), fmt(r.rho_f0), fmt(r.gvd), fmt(rk.wer_rank if rk else None),
-                     fmt(rk.uar_rank if rk else None), fmt(rk.score if rk else None, 3), fmt(r.rtf, 4)]
-                    + ([fmt(r.c_eer), fmt(r.c_eer_reference)] if content else []))
+        cells = [html.escape(r.system), f"≥{cat} %" if cat else ("&lt;10 %" if cat == 0 else "–")]
+        for c in columns:
+            if c is RTF:
+                cells += [fmt(rk.wer_rank if rk else None), fmt(rk.uar_rank if rk else None),
+                          fmt(rk.score if rk else None, 3)]
+            cells.append(_cell(c, r))
+        body.append(cells)
     return table(header, body)
-
-
-def _learnability_table(results: BenchmarkResults) -> str:
-    """Train-on-anonymized against train-on-original UAR and WER (empty when no learnability result exists)."""
-    tables = {"ser": _ser_learnability_table, "asr": _asr_learnability_table}
-    out = ""
-    for task, make in tables.items():
-        learn = {n: r for n, s in results.systems.items() if (r := s.get("learnability", task)) is not None}
-        out += make(learn, next(iter(learn.values()))) if learn else ""
-    return out
-
-
-def _asr_learnability_table(learn: dict[str, LearnabilityResult], ref: LearnabilityResult) -> str:
-    """WER on original test trials of the CTC ASR trained on each system's training set (``learn``), and the
-    reference row (``ref``'s)."""
-    tests = list(ref.per_fold)
-
-    def ci(r, which: str) -> str:
-        interval = getattr(r, f"{which}_ci")
-        return fmt_ci(getattr(r, which), (interval.low, interval.high) if interval else None)
-
-    header = ["system", "ASR trained on", "WER % [95% CI]", "Δ WER vs original-trained", "CER %",
-              *[f"WER {t}" for t in tests]]
-    body = [[f"{ORIGINAL} (reference)", "original training speech", ci(ref, "reference"), "–", fmt(ref.reference_cer),
-             *[fmt(ref.per_fold[t]["reference"]) for t in tests]]]
-    body += [[html.escape(n), "its anonymized training speech", ci(r, "anonymized"), fmt(r.anonymized - r.reference),
-              fmt(r.anonymized_cer), *[fmt(r.per_fold.get(t, {}).get("anonymized")) for t in tests]]
-             for n, r in learn.items()]
-    t = (ref.training or {}).get("reference", {})
-    recipe = t.get("recipe", {})
-    note = (f"<p>ASR learnability: a character CTC recogniser ({html.escape(str(recipe.get('frontend', '?')))} "
-            f"features, {ref.epochs} epochs) trained on each system's anonymized training set and tested on the "
-            f"original trial utterances ({ref.n_test}), beside the same recipe trained on original speech.</p>")
-    smoke = f"<p class='small'>{html.escape(ref.message)}</p>" if ref.message else ""
-    return note + table(header, body) + smoke
 
 
 def _uar_cell(ser: SerResult | None) -> str:
@@ -208,30 +175,13 @@ def _uar_cell(ser: SerResult | None) -> str:
     return f"{fmt(ser.uar_mean)} ± {fmt(ser.uar_std)}{interval}"
 
 
-def _ser_learnability_table(learn: dict[str, LearnabilityResult], ref: LearnabilityResult) -> str:
-    """Train-on-anonymized against train-on-original UAR of each system (``learn``) and the reference row."""
-    folds = list(ref.per_fold)
-    header = ["system", "SER trained on", "UAR % (mean ± std over folds)", "Δ UAR vs original-trained",
-              *[f"fold {f}" for f in folds]]
-    body = [[f"{ORIGINAL} (reference)", "original speech", f"{fmt(ref.reference)} ± {fmt(ref.reference_std)}", "–",
-             *[fmt(ref.per_fold[f]["reference"]) for f in folds]]]
-    body += [[html.escape(n), "its anonymized speech", f"{fmt(r.anonymized)} ± {fmt(r.anonymized_std)}",
-              fmt(r.anonymized - r.reference), *[fmt(r.per_fold.get(f, {}).get("anonymized")) for f in folds]]
-             for n, r in learn.items()]
-    note = (f"<p>Learnability: the compact SER ({ref.epochs} epochs per fold) trained on each system's anonymized "
-            f"emotion folds and tested on the original held-out folds ({ref.n_test} utterances), beside the same "
-            "recipe trained on original speech.</p>")
-    smoke = f"<p class='small'>{html.escape(ref.message)}</p>" if ref.message else ""
-    return note + table(header, body) + smoke
-
-
 def overstatement_sentence(row: SummaryRow) -> str | None:
     """One sentence: how many EER points each weaker attacker overstated ``row``'s privacy (None: under two ran)."""
-    over = overstatement(row.attackers)
+    over = overstatement(row["attackers"])
     if not over:
         return None
     parts = [f"{title(n)} by {d:.1f} points" for n, d in over.items()]
-    return (f"{row.system}: the strongest attacker, {title(row.attacker)}, reached {row.eer:.1f} % EER; "
+    return (f"{row.system}: the strongest attacker, {title(row['attacker'])}, reached {row['eer']:.1f} % EER; "
             f"weaker attackers overstated privacy: {'; '.join(parts)}.")
 
 
@@ -286,11 +236,11 @@ def _settings_section(results: BenchmarkResults) -> str:
 
 def content_shift_sentence(row: SummaryRow, original: SummaryRow | None) -> str | None:
     """One sentence: how far ``row``'s C-EER (ASR transcripts) moved from the original's (None: either is missing)."""
-    if original is None or row is original or row.c_eer is None or original.c_eer is None:
+    if original is None or row is original or row["c_eer"] is None or original["c_eer"] is None:
         return None
-    d = row.c_eer - original.c_eer
-    return (f"{row.system}: C-EER {row.c_eer:.1f} %, {abs(d):.1f} points {'above' if d >= 0 else 'below'} "
-            f"the original's {original.c_eer:.1f} %.")
+    d = row["c_eer"] - original["c_eer"]
+    return (f"{row.system}: C-EER {row['c_eer']:.1f} %, {abs(d):.1f} points {'above' if d >= 0 else 'below'} "
+            f"the original's {original['c_eer']:.1f} %.")
 
 
 def _bullets(lead: str, sentences) -> str:
@@ -309,13 +259,24 @@ def _overstatements(rows: list[SummaryRow]) -> str:
     return _bullets("How much weaker attackers overstated privacy:", (overstatement_sentence(r) for r in rows))
 
 
-def write_outputs(out: Path, results: BenchmarkResults, listen=None) -> Path:
-    """Write results.json, summary/privacy CSVs, figures and report.html under ``out``."""
+def _evaluator_sections(results: BenchmarkResults) -> list[tuple[str, str]]:
+    """The report sections the registered evaluators declare, those of one title joined, in registration order."""
+    sections: dict[str, str] = {}
+    for evaluator in [*evaluator_classes(), *evaluator_classes(optional=True)]:
+        if (section := evaluator.section(results, page)) is not None:
+            sections[section[0]] = sections.get(section[0], "") + section[1]
+    return list(sections.items())
+
+
+def write_outputs(out: Path, results: BenchmarkResults, listen=None, summary: Summary | None = None) -> Path:
+    """Write results.json, summary/privacy CSVs, figures and report.html under ``out`` (``summary``: the results'
+    :func:`~voxanon.jobs.benchmark.records.summarize`, computed here when not given)."""
     from voxanon.jobs.benchmark.records import save_results
 
-    rows = summary_rows(results)
+    summary = summarize(results) if summary is None else summary
+    rows = summary.rows
     prows = privacy_rows(results)
-    _write_csv(out / "summary.csv", summary_table(results))
+    _write_csv(out / "summary.csv", summary_table(summary, results.ranking))
     _write_csv(out / "privacy.csv", prows)
     save_results(out / "results.json", results)
     figs = _figures(out, results, rows)
@@ -340,13 +301,13 @@ def write_outputs(out: Path, results: BenchmarkResults, listen=None) -> Path:
                     "Categories as in VPC 2024 (EER ≥ 10/20/30/40 %); ranks by WER and UAR inside each "
                     "category; score = mean of min–max normalised EER, WER (inverted) and UAR. RTF = wall time "
                     "of the anonymization run divided by the audio duration, with all worker processes.</p>"
-                    + _headline_table(rows, results) + _overstatements(rows) + _content_shifts(rows)
+                    + _headline_table(summary, results.ranking) + _overstatements(rows) + _content_shifts(rows)
                     + f"<p>Pareto fronts:</p><ul>{fronts}</ul>"),
         ("Figures", "<div class='figs'>" + "".join(figure(p, c) for p, c in figs) + "</div>"),
         ("Privacy", _privacy_table(prows)),
         ("Utility", _utility_table(results)
          + (f"<p class='small'>{emotion_note}</p>" if results.data.synthetic else "")),
-        *([("Learnability", learn)] if (learn := _learnability_table(results)) else []),
+        *_evaluator_sections(results),
         ("Listen", _listening(listen)),
         ("Settings and data", _settings_section(results)),
     ]
