@@ -223,3 +223,28 @@ def test_zero_padded_louder_copy_embeds_like_the_original(tmp_path):
     out = extract_embeddings(data, SumEncoder(), cache_dir=tmp_path / "cache", quiet=True)
     np.testing.assert_allclose(out["a"], out["b"], rtol=1e-5)
     assert out["a"][1] == 800
+
+
+def test_beyond_eer_metrics_score_every_trial_utterance_against_every_enrolled_speaker(tmp_path):
+    # 3 enrolled speakers on orthogonal axes; B's first trial utterance lies nearer C's model than B's
+    enroll = _write(tmp_path, "enroll", {"A-e": [1, 0, 0, 0], "B-e": [0, 1, 0, 0], "C-e": [0, 0, 1, 0]},
+                    {"A-e": "A", "B-e": "B", "C-e": "C"}, {"A": "f", "B": "f", "C": "f"})
+    vecs = {"A-1": [1, .1, 0, 0], "A-2": [1, 0, .2, 0], "B-1": [0, .4, 1, 0], "B-2": [.1, 1, 0, 0],
+            "C-1": [0, .1, 1, 0], "C-2": [.2, 0, 1, 0]}
+    trials = [(spk, utt, utt[0] == spk) for utt in vecs for spk in "ABC"]
+    trial_dir = _write(tmp_path, "trials", vecs, {u: u[0] for u in vecs}, {"A": "f", "B": "f", "C": "f"}, trials)
+    res = evaluate_privacy(enroll, [trial_dir], CodeEncoder())
+    b = res.beyond
+    assert b is not None and b.n_speakers == 3 and b.n_trials == 3 and b.calibration_trials == 3
+    # the evaluated half is each speaker's first utterance (A-1, B-1, C-1): B-1 ranks B second
+    assert b.rank1_linkability == pytest.approx(200 / 3) and b.rank1_linkability_chance == pytest.approx(100 / 3)
+    assert from_dict(PrivacyResult, json.loads(json.dumps(to_dict(res)))).beyond == b
+
+
+def test_beyond_eer_metrics_need_two_trial_utterances_of_a_speaker(tmp_path):
+    enroll = _write(tmp_path, "enroll", {"A-e": [1, 0, 0, 0], "B-e": [0, 1, 0, 0]}, {"A-e": "A", "B-e": "B"},
+                    {"A": "f", "B": "m"})
+    vecs = {"A-1": [1, .1, 0, 0], "B-1": [0, 1, .1, 0]}
+    trials = [(spk, utt, utt[0] == spk) for utt in vecs for spk in "AB"]
+    trial_dir = _write(tmp_path, "trials", vecs, {u: u[0] for u in vecs}, {"A": "f", "B": "m"}, trials)
+    assert evaluate_privacy(enroll, [trial_dir], CodeEncoder()).beyond is None

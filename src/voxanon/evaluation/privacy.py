@@ -38,17 +38,23 @@ from voxanon.evaluation.results import (
 )
 from voxanon.evaluation.scenarios import (
     AA_LAZY,
+    ATTACKER_ORDER,
     OA,
     SCENARIOS,
     strongest_attacker,
     title,
 )
 from voxanon.metrics import (
+    BeyondEERResult,
+    ScoreMatrix,
+    ScoreMatrixError,
+    beyond_eer,
     cllr,
     compute_eer,
     det_curve,
     eer_ci,
     gender_fairness,
+    held_out_split,
     linkability,
     min_cllr,
     rocch_eer,
@@ -62,13 +68,18 @@ _DET_POINTS = 200
 
 @dataclass
 class TrialScores:
-    """Scores of a set of trials with their labels and the enrolled speaker's gender."""
+    """Scores of a set of trials with their labels and the enrolled speaker's gender.
+
+    ``matrix`` scores every trial utterance of an enrolled speaker against every enrolled model (the
+    identification view behind :func:`voxanon.metrics.beyond_eer`); None with fewer than 2 models.
+    """
 
     enroll_spk: np.ndarray
     utt: np.ndarray
     score: np.ndarray
     target: np.ndarray
     gender: np.ndarray
+    matrix: ScoreMatrix | None = None
 
 
 def enrollment_models(enroll: DataDir, embeddings: dict[str, np.ndarray],
@@ -128,12 +139,17 @@ def score_trials(enroll: DataDir, trial_dirs: list[DataDir], encoder: SpeakerEnc
     enroll_emb = extract_embeddings(enroll, encoder, utts=enroll_utts, cache_dir=cache_dir, quiet=quiet)
     models = enrollment_models(enroll, enroll_emb, speakers)
     spk_index = {s: i for i, s in enumerate(speakers)}
-    parts = []
+    parts, rows, true, ids = [], [], [], []
     for td in trial_dirs:
         utts = sorted({t.utt for t in td.trials})
         emb = extract_embeddings(td, encoder, utts=utts, cache_dir=cache_dir, quiet=quiet)
         utt_index = {u: i for i, u in enumerate(utts)}
         tests = np.stack([emb[u] for u in utts])
+        for u in utts:
+            if td.utt2spk.get(u) in spk_index:
+                rows.append(tests[utt_index[u]])
+                true.append(spk_index[td.utt2spk[u]])
+                ids.append(u)
         m_idx = np.array([spk_index[t.enroll_spk] for t in td.trials])
         t_idx = np.array([utt_index[t.utt] for t in td.trials])
         parts.append(TrialScores(
@@ -143,7 +159,23 @@ def score_trials(enroll: DataDir, trial_dirs: list[DataDir], encoder: SpeakerEnc
             target=np.array([t.target for t in td.trials], dtype=bool),
             gender=np.array([enroll.spk2gender[t.enroll_spk] for t in td.trials]),
         ))
-    return TrialScores(*(np.concatenate([getattr(p, f) for p in parts]) for f in TrialScores.__dataclass_fields__))
+    matrix = None
+    if len(speakers) >= 2 and rows:
+        matrix = ScoreMatrix(_unit(np.stack(rows)) @ _unit(models).T, np.array(true), speakers=tuple(speakers),
+                             trials=tuple(ids))
+    columns = [f for f in TrialScores.__dataclass_fields__ if f != "matrix"]
+    return TrialScores(*(np.concatenate([getattr(p, f) for p in parts]) for f in columns), matrix=matrix)
+
+
+def beyond_eer_metrics(trials: TrialScores) -> BeyondEERResult | None:
+    """:func:`voxanon.metrics.beyond_eer` of the trials' score matrix, its held-out half calibrating singling
+    out (None where no matrix can be formed or no speaker has two trial utterances)."""
+    if trials.matrix is None:
+        return None
+    try:
+        return beyond_eer(*held_out_split(trials.matrix))
+    except ScoreMatrixError:
+        return None
 
 
 def _finite(x: float) -> float | None:
@@ -211,7 +243,8 @@ def evaluate_privacy(enroll_dir: str | os.PathLike | DataDir, trial_dirs: list, 
         scores = [TrialScore(str(s), str(u), float(v), bool(t), str(g))
                   for s, u, v, t, g in zip(trials.enroll_spk, trials.utt, trials.score, trials.target, trials.gender)]
     return PrivacyResult(encoder=encoder.name, enroll=str(enroll.path), trials=[str(td.path) for td in tds],
-                         by_gender=by_gender, eer_mean=eer_mean, fairness=fairness, scores=scores)
+                         by_gender=by_gender, eer_mean=eer_mean, fairness=fairness, scores=scores,
+                         beyond=beyond_eer_metrics(trials))
 
 
 def run_scenarios(scenarios: list[str], *, orig_enroll, orig_trials: list, anon_enroll=None,
@@ -298,7 +331,11 @@ class PrivacyEvaluator(Evaluator):
 
     @classmethod
     def columns(cls, results) -> list[Column]:
-        return headline_columns(results)
+        return headline_columns(results) + beyond_columns()
+
+    @classmethod
+    def section(cls, results, page) -> tuple[str, str] | None:
+        return privacy_section(results, page)
 
     def run(self, data: SystemData, env: Env) -> PrivacyResult:
         dirs = self.inputs(data)
@@ -378,3 +415,70 @@ def headline_columns(results) -> list[Column]:
             *(Column(f"eer_{n}", _attacker_eer(n)) for n in rungs),
             Column("mfdr", _mfdr),
             Column("attackers", lambda record, results: record.attacker_eers(split), csv=False)]
+
+
+def _strongest_beyond(field: str):
+    """A field of the strongest attacker's :class:`~voxanon.metrics.BeyondEERResult` (None where not computed)."""
+    def value(record, results) -> float | None:
+        p = _strongest_result(record, results)
+        return getattr(p.beyond, field) if p is not None and p.beyond is not None else None
+    return value
+
+
+#: the privacy metrics beyond the EER in the summary (the strongest attacker's): column, field, report title
+BEYOND_COLUMNS = (("link_rank1", "rank1_linkability", "rank-1 linkability %"),
+                  ("singling_out", "singling_out", "singling out %"),
+                  ("disclosure_bits", "disclosure_mean_bits", "rank disclosure (bits)"),
+                  ("disclosure_worst_bits", "disclosure_worst_bits", "worst speaker's disclosure (bits)"),
+                  ("tpr_fpr1", "tpr_at_fpr_1", "TPR % at 1 % FPR"),
+                  ("tpr_fpr0.1", "tpr_at_fpr_0_1", "TPR % at 0.1 % FPR"),
+                  ("spk_eer_worst10", "speaker_eer_worst_decile", "worst-decile speaker EER %"))
+
+
+def beyond_columns() -> list[Column]:
+    """summary.csv columns of the strongest attacker's metrics beyond the EER (absent where none was computed)."""
+    return [Column(name, _strongest_beyond(field), omit_missing=True) for name, field, _ in BEYOND_COLUMNS]
+
+
+def _heat(eer: float | None, strongest: bool) -> str:
+    """A heatmap cell: red where the attacker verifies well (EER near 0), white at chance (50 %)."""
+    if eer is None:
+        return "<td>–</td>"
+    level = max(0.0, min(1.0, eer / 50.0))
+    colour = f"rgb(255,{int(90 + 165 * level)},{int(90 + 165 * level)})"
+    text = f"<b>{eer:.1f} ★</b>" if strongest else f"{eer:.1f}"
+    return f"<td style='background:{colour};text-align:right'>{text}</td>"
+
+
+def privacy_section(results, page) -> tuple[str, str] | None:
+    """The report's privacy at a glance: a system x attacker EER heatmap (strongest marked), and the strongest
+    attacker's metrics beyond the EER per system."""
+    split = results.settings.primary.split
+    eers = {label: record.attacker_eers(split) for label, record in results.systems.items()}
+    names = sorted({n for e in eers.values() for n, v in e.items() if v is not None},
+                   key=lambda n: (ATTACKER_ORDER.index(n) if n in ATTACKER_ORDER else len(ATTACKER_ORDER), n))
+    if not names:
+        return None
+    head = "".join(f"<th>{page.fmt(title(n))}</th>" for n in names)
+    rows = []
+    for label, e in eers.items():
+        best = strongest_attacker(e)
+        cells = "".join(_heat(e.get(n), best is not None and n == best[0]) for n in names)
+        rows.append(f"<tr><td>{page.fmt(label)}</td>{cells}</tr>")
+    out = (f"<p>Mean EER (%) of every attacker on the {page.fmt(split)} split: the lower (redder), the better the "
+           "attacker links the voices; 50 % is chance. ★ marks each system's strongest attacker, which leads every "
+           "table.</p>"
+           f"<table><thead><tr><th>system</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    beyond = {label: p.beyond for label, record in results.systems.items()
+              if (p := _strongest_result(record, results)) is not None and p.beyond is not None}
+    if beyond:
+        first = next(iter(beyond.values()))
+        out += ("<p>The strongest attacker's privacy beyond the EER: every trial utterance scored against all "
+                f"{first.n_speakers} enrolled speakers (chance: rank-1 linkability {first.rank1_linkability_chance:.1f} "
+                f"%, singling out {first.singling_out_chance:.1f} %, disclosure 0 bits of at most "
+                f"{first.disclosure_max_bits:.2f}). Worst decile: the mean EER of the tenth of speakers who stay "
+                "most identifiable.</p>")
+        out += page.table(["system"] + [t for _, _, t in BEYOND_COLUMNS],
+                          [[page.fmt(label)] + [page.fmt(getattr(b, field), 1) for _, field, _ in BEYOND_COLUMNS]
+                           for label, b in beyond.items()])
+    return "Privacy at a glance", out

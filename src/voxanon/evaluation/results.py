@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from voxanon.errors import DataError
+from voxanon.metrics.beyond_eer import BeyondEERResult
 
 T = TypeVar("T")
 
@@ -180,6 +181,10 @@ class PrivacyResult:
     scenario: str | None = None
     scores: list[TrialScore] | None = None
     training: AttackerTraining | None = None  # set for a retrained attacker of the benchmark's ladder
+    #: rank-1 linkability, singling out, rank disclosure, TPR at low FPR, per-speaker EERs: every trial
+    #: utterance against every enrolled speaker (None: fewer than 2 speakers or 2 trials of one, or a result
+    #: computed before these metrics existed)
+    beyond: BeyondEERResult | None = None
 
     def without_scores(self) -> PrivacyResult:
         """The same result without the per-trial scores (as the benchmark stores it)."""

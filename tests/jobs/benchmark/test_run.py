@@ -17,6 +17,7 @@ from tests.helpers.benchmark_results import (
 )
 from voxanon.data.kaldi import DataDir, DataError, write_data_dir
 from voxanon.data.layout import find_layout
+from voxanon.evaluation.privacy import privacy_section
 from voxanon.evaluation.results import (
     to_dict,
 )
@@ -30,9 +31,9 @@ from voxanon.jobs.benchmark.records import (
     summarize,
 )
 from voxanon.jobs.benchmark.run import StageCache, System, default_systems, parse_system
+from voxanon.jobs.report import page
 from voxanon.jobs.report.write import (
     content_shift_sentence,
-    overstatement_sentence,
 )
 
 
@@ -194,8 +195,9 @@ def test_the_strongest_attacker_sets_the_headline_and_the_category():
     assert [by["a"][k] for k in ("attacker", "eer", "eer_f", "eer_m")] == ["AA-backend", 15.0, 14.0, 16.0]
     assert by["a"]["eer_semi"] == 41.0 and by["a"]["eer_lazy"] == 51.0  # the VPC column stays
     assert rank(list(by.values())).systems["a"].category == 10
-    sentence = overstatement_sentence(by["a"])
-    assert "AA semi-informed (a)" in sentence and "by 26.0 points" in sentence and "by 36.0 points" in sentence
+    title, html = privacy_section(results, page)  # the report's heatmap marks that attacker
+    row = next(r for r in html.split("<tr>") if r.startswith("<td>a</td>"))
+    assert title == "Privacy at a glance" and row.count("★") == 1 and "<b>15.0 ★</b>" in row and ">41.0<" in row
 
 
 def test_summary_csv_and_cli_table_lead_with_the_strongest_attacker(tmp_path, monkeypatch, capsys):

@@ -23,7 +23,6 @@ from voxanon.evaluation.scenarios import (
     AA_LAZY,
     AA_SEMI,
     SCENARIOS,
-    overstatement,
     title,
 )
 from voxanon.jobs.benchmark.records import (
@@ -175,16 +174,6 @@ def _uar_cell(ser: SerResult | None) -> str:
     return f"{fmt(ser.uar_mean)} ± {fmt(ser.uar_std)}{interval}"
 
 
-def overstatement_sentence(row: SummaryRow) -> str | None:
-    """One sentence: how many EER points each weaker attacker overstated ``row``'s privacy (None: under two ran)."""
-    over = overstatement(row["attackers"])
-    if not over:
-        return None
-    parts = [f"{title(n)} by {d:.1f} points" for n, d in over.items()]
-    return (f"{row.system}: the strongest attacker, {title(row['attacker'])}, reached {row['eer']:.1f} % EER; "
-            f"weaker attackers overstated privacy: {'; '.join(parts)}.")
-
-
 def _privacy_table(prows: list[dict]) -> str:
     header = ["system", "scenario", "split", "gender", "EER % [95% CI]", "ROCCH-EER", "Cllr", "minCllr",
               "linkability", "ZEBRA bits", "tag", "trials (tar/non)"]
@@ -255,10 +244,6 @@ def _content_shifts(rows: list[SummaryRow]) -> str:
                     (content_shift_sentence(r, original) for r in rows))
 
 
-def _overstatements(rows: list[SummaryRow]) -> str:
-    return _bullets("How much weaker attackers overstated privacy:", (overstatement_sentence(r) for r in rows))
-
-
 def _evaluator_sections(results: BenchmarkResults) -> list[tuple[str, str]]:
     """The report sections the registered evaluators declare, those of one title joined, in registration order."""
     sections: dict[str, str] = {}
@@ -301,13 +286,13 @@ def write_outputs(out: Path, results: BenchmarkResults, listen=None, summary: Su
                     "Categories as in VPC 2024 (EER ≥ 10/20/30/40 %); ranks by WER and UAR inside each "
                     "category; score = mean of min–max normalised EER, WER (inverted) and UAR. RTF = wall time "
                     "of the anonymization run divided by the audio duration, with all worker processes.</p>"
-                    + _headline_table(summary, results.ranking) + _overstatements(rows) + _content_shifts(rows)
+                    + _headline_table(summary, results.ranking) + _content_shifts(rows)
                     + f"<p>Pareto fronts:</p><ul>{fronts}</ul>"),
+        *_evaluator_sections(results),
         ("Figures", "<div class='figs'>" + "".join(figure(p, c) for p, c in figs) + "</div>"),
         ("Privacy", _privacy_table(prows)),
         ("Utility", _utility_table(results)
          + (f"<p class='small'>{emotion_note}</p>" if results.data.synthetic else "")),
-        *_evaluator_sections(results),
         ("Listen", _listening(listen)),
         ("Settings and data", _settings_section(results)),
     ]
