@@ -57,7 +57,7 @@ def backend_trial_scores(enroll: DataDir, trial_dirs: list[DataDir], encoder: Sp
             target=np.array([t.target for t in td.trials], dtype=bool),
             gender=np.array([enroll.spk2gender[t.enroll_spk] for t in td.trials]),
         ))
-    return TrialScores(*(np.concatenate([getattr(p, f) for p in parts]) for f in TrialScores.__dataclass_fields__))
+    return TrialScores.concatenate(parts)
 
 
 def evaluate_backend(enroll, trial_dirs: list, encoder: SpeakerEncoder, backend: PldaBackend, *,

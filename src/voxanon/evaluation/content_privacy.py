@@ -127,7 +127,7 @@ def score_content(train: DataDir, enroll: DataDir, trial_dirs: list[DataDir], tr
                                 np.array([utt_index[t.utt] for t in kept], dtype=int)),
             target=np.array([t.target for t in kept], dtype=bool),
             gender=np.array([enroll.spk2gender[t.enroll_spk] for t in kept], dtype=str)))
-    trials = TrialScores(*(np.concatenate([getattr(p, f) for p in parts]) for f in TrialScores.__dataclass_fields__))
+    trials = TrialScores.concatenate(parts)
     n_empty = sum(1 for u in ids if not texts[u].strip())
     return ContentScores(trials, model, len(train_text), n_empty, missing)
 

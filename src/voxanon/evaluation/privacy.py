@@ -81,6 +81,12 @@ class TrialScores:
     gender: np.ndarray
     matrix: ScoreMatrix | None = None
 
+    @classmethod
+    def concatenate(cls, parts: list[TrialScores], matrix: ScoreMatrix | None = None) -> TrialScores:
+        """The trials of ``parts`` (e.g. one per trial list) end to end, with ``matrix``."""
+        columns = [f for f in cls.__dataclass_fields__ if f != "matrix"]
+        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in columns), matrix=matrix)
+
 
 def enrollment_models(enroll: DataDir, embeddings: dict[str, np.ndarray],
                       speakers: list[str]) -> np.ndarray:
@@ -163,8 +169,7 @@ def score_trials(enroll: DataDir, trial_dirs: list[DataDir], encoder: SpeakerEnc
     if len(speakers) >= 2 and rows:
         matrix = ScoreMatrix(_unit(np.stack(rows)) @ _unit(models).T, np.array(true), speakers=tuple(speakers),
                              trials=tuple(ids))
-    columns = [f for f in TrialScores.__dataclass_fields__ if f != "matrix"]
-    return TrialScores(*(np.concatenate([getattr(p, f) for p in parts]) for f in columns), matrix=matrix)
+    return TrialScores.concatenate(parts, matrix)
 
 
 def beyond_eer_metrics(trials: TrialScores) -> BeyondEERResult | None:
