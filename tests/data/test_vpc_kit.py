@@ -4,10 +4,9 @@ import shutil
 
 import pytest
 
+from tests.helpers.vpc_tree import SUFFIX, write_data
 from voxanon.data.vpc_kit import find_kit_layout
 from voxanon.errors import ConfigError, DataError
-
-from tests.helpers.vpc_tree import SUFFIX, write_data
 
 
 @pytest.fixture(scope="module")

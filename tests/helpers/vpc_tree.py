@@ -30,7 +30,7 @@ SUFFIX = "_mini"
 SPEAKERS = {"dev": {"1272": ("m", 105.0), "1462": ("f", 205.0), "2277": ("f", 185.0), "2412": ("m", 125.0)},
             "test": {"121": ("f", 215.0), "1089": ("m", 100.0), "1188": ("m", 130.0), "1284": ("f", 180.0)}}
 EMOTIONS = ("neu", "ang", "hap", "sad")
-SMALL_ECAPA = dict(c=32, last=96, att=16, se=16)
+SMALL_ECAPA = {"c": 32, "last": 96, "att": 16, "se": 16}
 
 
 def _write_set(data: Path, name: str, utts: dict[str, tuple[str, str, float]], *, suffix: str = "",

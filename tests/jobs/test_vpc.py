@@ -11,13 +11,15 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from voxanon.cli import main
-from voxanon.jobs.report.vpc_summary import parse_summary
-from voxanon.jobs.vpc import run_vpc
-from voxanon.models.speaker import load_encoder
-
 from tests.helpers.metrics_reference import speechbrain_eer
-from tests.helpers.vpc_tree import SUFFIX, write_vpc_tree
+from tests.helpers.vpc_tree import SUFFIX, write_data, write_vpc_tree
+from voxanon.cli import main
+from voxanon.data.vpc_kit import find_kit_layout
+from voxanon.errors import DataError, ModelError
+from voxanon.evaluation.vpc import kit_trial_dir, ser_rows
+from voxanon.jobs.report.vpc_summary import parse_summary
+from voxanon.jobs.vpc import kit_asv_spec, run_vpc
+from voxanon.models.speaker import load_encoder
 
 KIT = Path(__file__).parents[1] / "fixtures" / "vpc"
 
@@ -81,7 +83,7 @@ def test_asv_rows_follow_the_editions_scoring(run):
 
 
 def test_asr_scores_the_trial_lists_of_dev_and_test(run):
-    edition, _, _, _, results = run
+    results = run[-1]
     assert [(r["split"], r["asr"], r["index"]) for r in results["asr"]] == [
         ("dev", "original", 0), ("test", "original", 1), ("dev", "anon", 4), ("test", "anon", 5)]
     assert {r["n_scored"] for r in results["asr"]} == {12}  # 4 speakers x 3 trial utterances, f + m or mixed
@@ -97,15 +99,54 @@ def test_ser_averages_the_five_folds(run):
         assert set(row["acc"]) == {"neu", "ang", "hap", "sad"}
 
 
-def test_cli_oo_only_without_suffix(run, tmp_path, capsys):
-    edition, data, exp, _, _ = run
-    if edition == "2024":
-        pytest.skip("one CLI run is enough")
-    status = main(["evaluate", "vpc", str(data), "--exp", str(exp), "--out", str(tmp_path), "--n-boot", "5",
+def test_cli_without_suffix_scores_the_original_only(tmp_path, capsys):
+    data, exp = write_vpc_tree(tmp_path / "kit", "2024", suffix="")
+    status = main(["evaluate", "vpc", str(data), "--exp", str(exp), "--out", str(tmp_path / "out"), "--n-boot", "5",
                    "--quiet"])
     assert status == 0
-    blocks = parse_summary((tmp_path / "results_summary.txt").read_text())
+    blocks = parse_summary((tmp_path / "out" / "results_summary.txt").read_text())
     assert list(blocks) == ["ASV_eval"]
-    assert [(r["enrollment"], r["trial"], r["gender"]) for r in blocks["ASV_eval"]] == [
-        ("original", "original", "mixed")] * 2
-    assert "results_summary.txt" in capsys.readouterr().out
+    assert [(r["index"], r["split"], r["gender"], r["enrollment"], r["trial"]) for r in blocks["ASV_eval"]] == [
+        ("0", "dev", "f", "original", "original"), ("3", "dev", "m", "original", "original"),
+        ("6", "test", "f", "original", "original"), ("9", "test", "m", "original", "original")]
+    assert "---- ASV_eval results ----" in capsys.readouterr().out
+
+
+def test_anonymize_with_the_kit_suffix_writes_sets_the_protocol_reads(tmp_path):
+    """`voxanon anonymize --suffix` names copies as the kits do, with the metadata the protocol needs."""
+    data = tmp_path / "data"
+    write_data(data, "2026", suffix="")
+    layout = find_kit_layout(data)
+    names = [n for p in layout.pairs for n in (p.enrolls, p.trials)] + [f"IEMOCAP_{s}" for s in layout.iemocap]
+    for name in dict.fromkeys(names):
+        assert main(["anonymize", "--method", "mcadams", "--suffix", "_mcadams", "--jobs", "1", "--quiet",
+                     str(data / name), str(data)]) == 0
+    anon = find_kit_layout(data, suffix="_mcadams")
+    assert anon.edition == "2026"
+    trials = kit_trial_dir(anon, anon.pairs[0], anonymized=True)
+    assert trials.path == data / "libri_dev_trials_mixed_mcadams"
+    assert trials.trials == kit_trial_dir(anon, anon.pairs[0], anonymized=False).trials
+    assert all(Path(p).is_relative_to(trials.path) for p in trials.wav_scp.values())
+    copy = data / "IEMOCAP_test_mcadams"
+    assert (copy / "spk2fold").read_text() == (data / "IEMOCAP_test" / "spk2fold").read_text()
+    assert (copy / "utt2emo").read_text() == (data / "IEMOCAP_test" / "utt2emo").read_text()
+
+
+def test_kit_model_folders_give_encoder_specs(tmp_path):
+    (tmp_path / "asv_orig" / "CKPT+2024-01-01").mkdir(parents=True)
+    ckpt = tmp_path / "asv_orig" / "CKPT+2024-01-01" / "embedding_model.ckpt"
+    ckpt.write_bytes(b"")
+    assert kit_asv_spec(tmp_path / "asv_orig", "2024") == f"speechbrain:{ckpt}"
+    (tmp_path / "asv_orig" / "embedding_model.ckpt").write_bytes(b"")
+    assert kit_asv_spec(tmp_path / "asv_orig", "2024") == f"speechbrain:{tmp_path / 'asv_orig' / 'embedding_model.ckpt'}"
+    assert kit_asv_spec(tmp_path / "asv_ssl", "2026") == f"ecapa_ssl:{tmp_path / 'asv_ssl'}"
+    with pytest.raises(ModelError, match=r"asv_anon: no embedding_model.ckpt .*--asv SPEC"):
+        kit_asv_spec(tmp_path / "asv_anon", "2024")
+
+
+def test_fold_without_model_is_named(run):
+    _, data, _, _, _ = run
+    folds = {"2": object()}
+    with pytest.raises(DataError, match=r"IEMOCAP_dev/spk2fold: speaker 'Ses01F' is in fold '1', which has no model "
+                                        r"\(models for folds \['2'\]\)"):
+        ser_rows(find_kit_layout(data), folds)

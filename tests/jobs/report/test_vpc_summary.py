@@ -4,7 +4,12 @@ from datetime import datetime
 from pathlib import Path
 
 from voxanon.evaluation.vpc import AsrRow, AsvRow, SerRow
-from voxanon.jobs.report.vpc_summary import frame_text, parse_summary, results_anon, results_orig
+from voxanon.jobs.report.vpc_summary import (
+    frame_text,
+    parse_summary,
+    results_anon,
+    results_orig,
+)
 
 KIT = Path(__file__).parents[2] / "fixtures" / "vpc"
 
@@ -45,7 +50,7 @@ def test_the_kits_2026_file_parses():
     assert list(blocks["SER"][0]) == ["index", "dataset", "split", "ser", "UAR", "ACC_sad", "ACC_ang", "ACC_hap",
                                       "ACC_neu"]
     # the kit's own file mixes index widths in one table (2 for row 2, 1 for row 5): voxanon writes pandas' layout
-    ser, asv, asr, asv_anon = _rows(blocks)
+    ser, asv, asr, _ = _rows(blocks)
     assert parse_summary(results_orig(edition="2026", suffix="_mcadams", asv=asv + [
         AsvRow(0, "libri", "dev", "mixed", "original", "original", 1.0, "kit")], asr=asr, ser=ser)) == {
         k: v for k, v in blocks.items() if k != "ASV_eval^anon"}
