@@ -34,7 +34,7 @@ import numpy as np
 from voxanon.audio.io import load_audio
 from voxanon.data.iemocap import emotion_class
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
-from voxanon.data.vpc_kit import KitLayout, TrialPair
+from voxanon.data.vpc_kit import KitLayout, TrialPair, iemocap_set
 from voxanon.evaluation.asr import AsrEvaluation, evaluate_asr, merge_dirs
 from voxanon.evaluation.privacy import score_trials, verification_metrics
 from voxanon.evaluation.results import VerificationMetrics
@@ -172,7 +172,7 @@ def ser_rows(layout: KitLayout, folds: Mapping[str, EmotionRecognizer], *, batch
     last_order: list[str] = []
     for anonymized in (False, True) if layout.suffix else (False,):
         for split in layout.iemocap:
-            data = read_data_dir(layout.path(f"IEMOCAP_{split}", anonymized))
+            data = read_data_dir(layout.path(iemocap_set(split), anonymized))
             if not data.spk2fold or not data.utt2emo:
                 raise DataError(f"{data.path}: SER needs spk2fold and utt2emo (the kit's IEMOCAP sets have both)")
             speakers = {}

@@ -87,7 +87,7 @@ def run_vpc(data: str | os.PathLike, out: str | os.PathLike, *, edition: str | N
         summary += "\n" + results_anon(anon_rows, now=now)
     results = {
         "edition": layout.edition, "data": str(layout.root), "suffix": suffix,
-        "pairs": [asdict(p) for p in layout.pairs], "iemocap": list(layout.iemocap),
+        "pairs": [asdict(p) for p in layout.pairs], "iemocap": list(layout.iemocap), "train-clean-360": layout.train,
         "models": {"asv": asv, "asv_anon": asv_anon, "asr": asr, "ser": str(ser) if ser else None},
         "ranking_eer": {"pretrained": ranking_eer(rows), "retrained": ranking_eer(anon_rows)},
         "asv": to_dict(rows), "asv_anon": to_dict(anon_rows), "asr": to_dict(wers), "ser": to_dict(sers),
