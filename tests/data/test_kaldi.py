@@ -79,8 +79,6 @@ MALFORMED = {
     "spk2fold unknown speaker": ("spk2fold", "spk1 1\nspk9 2\n", r"spk2fold:2: speaker 'spk9' is not in utt2spk"),
     "trial with bad label": ("trials", "spk1 spk2-utt000 maybe\n", r"trials:1: malformed trial"),
     "trial with two fields": ("trials", "spk1 target\n", r"trials:1: malformed trial"),
-    "duplicate trial": ("trials", "spk1 spk2-utt000 nontarget\nspk1 spk2-utt000 nontarget\n",
-                        r"trials:2: duplicate trial spk1 spk2-utt000"),
     "trial of unknown utterance": ("trials", "spk1 spk2-utt000 nontarget\nspk1 nobody target\n",
                                    r"trials:2: trial utterance 'nobody' is not in wav\.scp"),
 }
@@ -134,3 +132,12 @@ def test_folder_without_audio(tmp_path: Path) -> None:
         scan_audio_folder(tmp_path)
     with pytest.raises(DataError, match="not a folder"):
         scan_audio_folder(tmp_path / "readme.txt")
+
+
+def test_repeated_trial_keeps_its_first_place_and_last_label(data_dir: Path) -> None:
+    """As the VPC kits read trials (a dict keyed by (speaker, utterance))."""
+    (data_dir / "trials").write_text("spk1 spk2-utt000 nontarget\nspk1 spk1-utt001 target\n"
+                                     "spk1 spk2-utt000 target\n", encoding="utf-8")
+    trials = read_data_dir(data_dir).trials
+    assert [(t.enroll_spk, t.utt, t.target) for t in trials] == [("spk1", "spk2-utt000", True),
+                                                               ("spk1", "spk1-utt001", True)]

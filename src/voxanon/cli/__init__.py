@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from voxanon.errors import EXIT_USAGE
 
 COMMAND_MODULES: tuple[str, ...] = ("listing", "ser", "anonymize", "utility", "synth", "benchmark", "privacy", "content",
-                                    "perf", "pseudo", "acoustic", "learnability", "ltf")
+                                    "perf", "pseudo", "acoustic", "learnability", "ltf", "vpc")
 
 
 class CommandParser(argparse.ArgumentParser):

@@ -156,19 +156,20 @@ def _read_spk2utt(path: Path) -> tuple[dict[str, list[str]], dict[str, int]]:
 
 
 def _read_trials(path: Path) -> tuple[list[Trial], dict[str, int]]:
-    trials: list[Trial] = []
-    seen: set[tuple[str, str]] = set()
+    """Trials in file order; a repeated (speaker, utterance) pair is one trial with the last line's label.
+
+    The VPC kits read ``trials`` into a dict keyed by the pair, which keeps the
+    first position and the last label; voxanon scores the same trials.
+    """
+    trials: dict[tuple[str, str], Trial] = {}
     where: dict[str, int] = {}
     for n, line in _read_lines(path):
         parts = line.split()
         if len(parts) != 3 or parts[2] not in TRIAL_LABELS:
             raise DataError(f"{path}:{n}: malformed trial {line!r}: expected '<enroll_spk> <utt> target|nontarget'")
-        if (parts[0], parts[1]) in seen:
-            raise DataError(f"{path}:{n}: duplicate trial {parts[0]} {parts[1]}")
-        seen.add((parts[0], parts[1]))
         where.setdefault(parts[1], n)
-        trials.append(Trial(parts[0], parts[1], parts[2] == "target"))
-    return trials, where
+        trials[(parts[0], parts[1])] = Trial(parts[0], parts[1], parts[2] == "target")
+    return list(trials.values()), where
 
 
 def read_data_dir(path: str | os.PathLike, *, validate: bool = True) -> DataDir:

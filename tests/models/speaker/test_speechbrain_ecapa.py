@@ -1,6 +1,6 @@
 """speechbrain ECAPA checkpoint layout: every key consumed, deterministic output, bad files rejected.
 
-The state dict is written out here from speechbrain's module structure
+The state dict is written out (tests/helpers/speechbrain_ecapa_checkpoint.py) from speechbrain's module structure
 (speechbrain/lobes/models/ECAPA_TDNN.py: TDNNBlock = conv.conv + norm.norm,
 SERes2NetBlock = tdnn1, res2net_block.blocks.N, tdnn2, se_block.conv1/conv2,
 then mfa, asp.tdnn/asp.conv, asp_bn, fc), independently of our module.
@@ -14,43 +14,9 @@ from voxanon.audio.synthetic import speech_like
 from voxanon.models.speaker import EncoderError, load_encoder
 from voxanon.models.speaker.speechbrain_ecapa import load_speechbrain_ecapa
 
+from tests.helpers.speechbrain_ecapa_checkpoint import speechbrain_state_dict
+
 torch.set_num_threads(1)
-
-
-def speechbrain_state_dict(n_mels=80, c=1024, last=3072, att=128, se=128, scale=8, emb=192, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    sd = {}
-
-    def conv(prefix, cin, cout, k):
-        sd[f"{prefix}.conv.weight"] = torch.randn(cout, cin, k, generator=g) / (cin * k) ** 0.5
-        sd[f"{prefix}.conv.bias"] = torch.randn(cout, generator=g) * 0.1
-
-    def tdnn(prefix, cin, cout, k):
-        conv(f"{prefix}.conv", cin, cout, k)
-        bn(f"{prefix}.norm", cout)
-
-    def bn(prefix, n):
-        sd[f"{prefix}.norm.weight"] = 1 + 0.1 * torch.randn(n, generator=g)
-        sd[f"{prefix}.norm.bias"] = 0.1 * torch.randn(n, generator=g)
-        sd[f"{prefix}.norm.running_mean"] = 0.1 * torch.randn(n, generator=g)
-        sd[f"{prefix}.norm.running_var"] = 0.5 + torch.rand(n, generator=g)
-        sd[f"{prefix}.norm.num_batches_tracked"] = torch.tensor(1000)
-
-    tdnn("blocks.0", n_mels, c, 5)
-    for i in (1, 2, 3):
-        tdnn(f"blocks.{i}.tdnn1", c, c, 1)
-        for j in range(scale - 1):
-            tdnn(f"blocks.{i}.res2net_block.blocks.{j}", c // scale, c // scale, 3)
-        tdnn(f"blocks.{i}.tdnn2", c, c, 1)
-        conv(f"blocks.{i}.se_block.conv1", c, se, 1)
-        conv(f"blocks.{i}.se_block.conv2", se, c, 1)
-    tdnn("mfa", 3 * c, last, 1)
-    tdnn("asp.tdnn", 3 * last, att, 1)
-    conv("asp.conv", att, last, 1)
-    bn("asp_bn", 2 * last)
-    sd["fc.conv.weight"] = torch.randn(emb, 2 * last, 1, generator=g) / (2 * last) ** 0.5
-    sd["fc.conv.bias"] = torch.zeros(emb)
-    return sd
 
 
 SMALL = dict(c=64, last=192, att=32, se=32)
