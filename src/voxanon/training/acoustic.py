@@ -36,8 +36,9 @@ from voxanon.models.acoustic.inference import AcousticModel, ModelSpecs, model_f
 from voxanon.models.acoustic.model import AcousticConfig
 from voxanon.models.acoustic.networks import build_net, config_from_dict
 from voxanon.models.acoustic.vq import kmeans
-from voxanon.models.checkpoint import load_checkpoint, save_atomic
+from voxanon.models.checkpoint import save_atomic
 from voxanon.training.acoustic_features import Extractor, UttFeatures, extract_dirs
+from voxanon.training.trainer import Run, TrainLog
 
 #: content frames drawn for a k-means codebook
 KMEANS_FRAMES = 20000
@@ -61,17 +62,6 @@ class TrainSettings:
     valid_every_s: float = 180.0
     checkpoint_every_s: float = 60.0
     max_valid: int = 48
-
-
-def resolve_device(name: str) -> str:
-    """``cpu``, ``cuda`` (ConfigError when CUDA is unavailable) or ``auto``."""
-    if name not in ("cpu", "cuda", "auto"):
-        raise ConfigError(f"--device {name!r}: use cpu, cuda or auto")
-    available = torch.cuda.is_available()
-    if name == "cuda" and not available:
-        raise ConfigError(f"--device cuda: CUDA is not available to this torch ({torch.__version__}); "
-                          "use --device cpu or auto")
-    return "cuda" if name == "auto" and available else ("cpu" if name == "auto" else name)
 
 
 def as_batch(a, device: str | torch.device = "cpu") -> torch.Tensor:
@@ -171,54 +161,14 @@ def check_dims(cfg, extractor: Extractor) -> None:
                           f"{extractor.speaker.name} {extractor.speaker.dim}-d")
 
 
-class TrainLog:
-    """``train_log.jsonl``: one JSON line per report; on resume, lines past the checkpoint are dropped."""
-
-    def __init__(self, path: Path, resume_step: int | None) -> None:
-        self.path = path
-        kept = []
-        if resume_step is not None and path.exists():
-            kept = [ln for ln in path.read_text(encoding="utf-8").splitlines()
-                    if ln.strip() and json.loads(ln)["step"] <= resume_step]
-        write_text(path, "".join(ln + "\n" for ln in kept))
-        self.records = [json.loads(ln) for ln in kept]
-
-    def add(self, record: dict) -> None:
-        self.records.append(record)
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record) + "\n")
-
-
-@dataclasses.dataclass
-class Run:
-    """A training run's output folder, device and the checkpoint it resumes (``None``: a fresh start)."""
-
-    out: Path
-    device: str
-    resumed: dict | None
-
-    @classmethod
-    def start(cls, out_dir: str, settings: TrainSettings, device: str, threads: int) -> Run:
-        """Check the budget and device, set the torch threads and seed, create ``out_dir`` and read its checkpoint."""
-        if settings.minutes is None and settings.epochs is None:
-            raise ConfigError("give a time budget (--minutes) or a number of epochs (--epochs)")
-        device = resolve_device(device)
-        if threads > 0:
-            torch.set_num_threads(threads)
-        torch.manual_seed(settings.seed)      # a fresh network's initial weights follow the seed
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        ckpt = out / "checkpoint.pt"
-        return cls(out, device, load_checkpoint(ckpt, "training checkpoint", RunError) if ckpt.exists() else None)
-
-    def resumed_net(self, kind: str = "conv") -> tuple:
-        """The network and specs of the checkpoint; RunError unless it holds a network of ``kind``."""
-        saved = self.resumed.get("kind", "conv")
-        if saved != kind:
-            raise RunError(f"{self.out}/checkpoint.pt holds a {saved} model, not a {kind} one; give another --out")
-        net = build_net(config_from_dict(kind, self.resumed["config"]))
-        net.load_state_dict(self.resumed["model"])
-        return net, ModelSpecs(**self.resumed["specs"])
+def resumed_net(run: Run, kind: str = "conv") -> tuple:
+    """The network and specs of the run's checkpoint; RunError unless it holds a network of ``kind``."""
+    saved = run.resumed.get("kind", "conv")
+    if saved != kind:
+        raise RunError(f"{run.out}/checkpoint.pt holds a {saved} model, not a {kind} one; give another --out")
+    net = build_net(config_from_dict(kind, run.resumed["config"]))
+    net.load_state_dict(run.resumed["model"])
+    return net, ModelSpecs(**run.resumed["specs"])
 
 
 def fit(net, specs: ModelSpecs, batches: Batches, valid: tuple[list[UttFeatures], list], run: Run,
@@ -385,7 +335,7 @@ def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None
 
     run = Run.start(out_dir, settings, device, threads)
     if run.resumed is not None:
-        net, specs = run.resumed_net(build_net(cfg).kind)
+        net, specs = resumed_net(run, build_net(cfg).kind)
     else:
         net, specs = _initial_net(init, cfg, specs)
     cfg = net.cfg

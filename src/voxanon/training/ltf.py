@@ -22,7 +22,7 @@ real mels that the frozen universal HiFi-GAN vocodes at inference. The
 projection's bias starts at the training audio's mean log-mel.
 
 Checkpoints, resumption, the JSONL log and the time budget are those of
-:mod:`voxanon.training.acoustic` (``OUT/checkpoint.pt`` about every
+:mod:`voxanon.training.trainer` (:class:`Run`, :class:`TrainLog`; ``OUT/checkpoint.pt`` about every
 minute; rerunning the same command continues at the same step).
 ``OUT/model.pt`` (fp16, generator only) and ``OUT/model.json`` are written at the end.
 """
@@ -52,9 +52,9 @@ from voxanon.models.ltf.melmap import MelMap, MelPair
 from voxanon.models.ltf.model import LtfConfig, LtfNet, n_params
 from voxanon.models.ltf.speaker import SpeakerPredictor
 from voxanon.progress import Progress
-from voxanon.training.acoustic import Run, TrainLog
 from voxanon.training.acoustic_features import list_utterances
 from voxanon.training.asrbn import hold_out
+from voxanon.training.trainer import Run, TrainLog
 
 SAMPLE_RATE = 16000
 INITS = ("universal", "scratch")
