@@ -22,7 +22,6 @@ import dataclasses
 import json
 import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +37,7 @@ from voxanon.models.acoustic.networks import build_net, config_from_dict
 from voxanon.models.acoustic.vq import kmeans
 from voxanon.models.checkpoint import save_atomic
 from voxanon.training.acoustic_features import Extractor, UttFeatures, extract_dirs
-from voxanon.training.trainer import Run, TrainLog
+from voxanon.training.trainer import Run, StepTrainer
 
 #: content frames drawn for a k-means codebook
 KMEANS_FRAMES = 20000
@@ -173,48 +172,31 @@ def resumed_net(run: Run, kind: str = "conv") -> tuple:
 
 def fit(net, specs: ModelSpecs, batches: Batches, valid: tuple[list[UttFeatures], list], run: Run,
         settings: TrainSettings, quiet: bool = False, extra: dict | None = None) -> dict:
-    """The training loop: the network's loss on random segments, warm-up + cosine learning rate, budget in minutes or epochs,
-    resumable from ``run.resumed`` (checkpoints hold ``extra`` too). Returns the loop's part of the summary."""
+    """The recipe's step: the network's loss on random segments, warm-up + cosine learning rate, on a
+    :class:`StepTrainer` (budget in minutes or epochs, resumable from ``run.resumed``; checkpoints hold ``extra``
+    too). Returns the loop's part of the summary."""
     valid_items, valid_speakers = valid
-    device, out, resumed = run.device, run.out, run.resumed
-    rng = batches.rng
+    device = run.device
     torch.manual_seed(settings.seed)
     net = net.to(device).train()
     trainable = [p for p in net.parameters() if p.requires_grad]      # a DiT's conv prior stays frozen
     opt = torch.optim.AdamW(trainable, lr=settings.lr, weight_decay=1e-4)
-    step, seconds = 0, 0.0
-    if resumed is not None:
-        opt.load_state_dict(resumed["optimizer"])
-        step, seconds = int(resumed["step"]), float(resumed["seconds"])
-        rng.bit_generator.state = resumed["rng"]
-        if "torch_rng" in resumed:            # checkpoints of older versions lack it
-            torch.set_rng_state(resumed["torch_rng"])
     total_steps = (math.ceil(settings.epochs * batches.frames / (settings.batch_size * settings.segment_frames))
                    if settings.epochs is not None else None)
-    budget = settings.minutes * 60.0 if settings.minutes is not None else None
-    log = TrainLog(out / "train_log.jsonl", step if resumed is not None else None)
+    trainer = StepTrainer(run, opt, batches.rng, total_steps=total_steps, minutes=settings.minutes,
+                          log_every=settings.log_every, valid_every_s=settings.valid_every_s,
+                          checkpoint_every_s=settings.checkpoint_every_s, valid_key="valid_l1")
     n_params = sum(p.numel() for p in trainable)
     train_key = f"train_{net.loss_name}"
     items = batches.items
     if not quiet:
-        print(f"{'resuming at step ' + str(step) if resumed else 'training'}: {len(items)} utterances "
+        print(f"{'resuming at step ' + str(trainer.step) if run.resumed else 'training'}: {len(items)} utterances "
               f"({batches.frames} frames, {len({it.speaker for it in items})} speakers), "
               f"{len(valid_items)} valid, {n_params / 1e6:.2f} M trained parameters on {device}", file=sys.stderr, flush=True)
 
-    def progress() -> float:
-        return step / total_steps if total_steps is not None else seconds / budget
-
-    def save() -> None:
-        save_atomic({"model": net.state_dict(), "optimizer": opt.state_dict(), "step": step, "seconds": seconds,
-                     "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(), "kind": net.kind,
-                     "config": dataclasses.asdict(net.cfg),
-                     "specs": dataclasses.asdict(specs), **(extra or {})}, out / "checkpoint.pt")
-
-    session, last_valid, last_ckpt = time.monotonic() - seconds, -math.inf, seconds
-    running, n_running = 0.0, 0
-    while progress() < 1.0:
-        frac = progress()
-        lr = settings.lr * min(1.0, (step + 1) / settings.warmup_steps) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
+    def train_step() -> tuple[float, dict]:
+        frac = trainer.progress()
+        lr = settings.lr * min(1.0, (trainer.step + 1) / settings.warmup_steps) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
         for group in opt.param_groups:
             group["lr"] = lr
         content, pitch, spk, mel = (t.to(device) for t in batches.sample(settings.batch_size))
@@ -223,28 +205,20 @@ def fit(net, specs: ModelSpecs, batches: Batches, valid: tuple[list[UttFeatures]
         loss.backward()
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)
         opt.step()
-        step += 1
-        running, n_running = running + loss.item(), n_running + 1
-        seconds = time.monotonic() - session
-        done = progress() >= 1.0
-        if step % settings.log_every == 0 or done:
-            record = {"step": step, train_key: round(running / n_running, 5), "lr": lr, "seconds": round(seconds, 1)}
-            running, n_running = 0.0, 0
-            if valid_items and (seconds - last_valid >= settings.valid_every_s or done):
-                record["valid_l1"] = round(valid_l1(net, valid_items, valid_speakers, device), 5)
-                last_valid = seconds
-                seconds = time.monotonic() - session
-            log.add(record)
-            if not quiet:
-                print(f"step {step} | train {net.loss_name.upper()} {record[train_key]:.4f}"
-                      + (f" | valid L1 {record['valid_l1']:.4f}" if "valid_l1" in record else "")
-                      + f" | {seconds / 60:.1f} min | {100 * min(progress(), 1.0):.0f} %", file=sys.stderr, flush=True)
-        if seconds - last_ckpt >= settings.checkpoint_every_s or done:
-            save()
-            last_ckpt = seconds
-    return {"steps": step, "train_seconds": round(seconds, 1), "parameters": n_params,
-            f"final_{train_key}": next((r[train_key] for r in reversed(log.records)), None),
-            "final_valid_l1": next((r["valid_l1"] for r in reversed(log.records) if "valid_l1" in r), None)}
+        return lr, {train_key: loss.item()}
+
+    def describe(record: dict) -> str:
+        return (f"step {record['step']} | train {net.loss_name.upper()} {record[train_key]:.4f}"
+                + (f" | valid L1 {record['valid_l1']:.4f}" if "valid_l1" in record else ""))
+
+    records = trainer.run(
+        train_step, lambda: {"model": net.state_dict(), "kind": net.kind, "config": dataclasses.asdict(net.cfg),
+                             "specs": dataclasses.asdict(specs), **(extra or {})},
+        validate=(lambda: valid_l1(net, valid_items, valid_speakers, device)) if valid_items else None,
+        describe=None if quiet else describe)
+    return {"steps": trainer.step, "train_seconds": round(trainer.seconds, 1), "parameters": n_params,
+            f"final_{train_key}": next((r[train_key] for r in reversed(records)), None),
+            "final_valid_l1": next((r["valid_l1"] for r in reversed(records) if "valid_l1" in r), None)}
 
 
 def fit_codebook(items: list[UttFeatures], size: int, normalize: bool, seed: int) -> np.ndarray:

@@ -181,6 +181,54 @@ def validation_eer(model: EcapaTdnn, feats: list[np.ndarray], labels: list[str],
 VAL_REFERENCE_UTTS = 3
 
 
+@dataclass
+class EcapaEpoch:
+    """One epoch of the recipe: every training utterance ``chunks_per_utt`` times in shuffled batches of random
+    chunks, AAM softmax, Adam with the cyclic learning rate stepped after every batch."""
+
+    model: EcapaTdnn
+    loss_fn: AAMSoftmax
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.CyclicLR
+    rng: np.random.Generator
+    feats: list[np.ndarray]
+    labels: np.ndarray
+    cfg: TrainConfig
+    n_chunk: int
+    steps: int
+    device: str
+    quiet: bool
+
+    def __call__(self, epoch: int) -> dict:
+        """Train epoch ``epoch``; its mean loss and last learning rate."""
+        cfg = self.cfg
+        self.model.train()
+        order = self.rng.permutation(np.tile(np.arange(len(self.feats)), cfg.chunks_per_utt))
+        progress = Progress(self.steps, f"epoch {epoch}/{cfg.epochs}", quiet=self.quiet)
+        total = 0.0
+        for step in range(self.steps):
+            idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
+            x = torch.from_numpy(sample_chunks([self.feats[i] for i in idx], self.n_chunk, self.rng)).to(self.device)
+            y = torch.from_numpy(self.labels[idx]).to(self.device)
+            loss = self.loss_fn(self.model(x), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            self.scheduler.step()
+            total += loss.item()
+            progress.desc = f"epoch {epoch}/{cfg.epochs} loss {total / (step + 1):.3f}"
+            progress.update(audio_seconds=len(idx) * cfg.chunk_seconds)
+        progress.close()
+        return {"loss": total / self.steps, "lr": self.scheduler.get_last_lr()[0]}
+
+
+def _references(data: DataDir, speakers: list[str], in_train: set[str],
+                feats: dict[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
+    """Features and speakers of the first :data:`VAL_REFERENCE_UTTS` training utterances of each speaker."""
+    utts = [u for spk in speakers for u in [v for v in data.spk2utt[spk] if v in in_train][:VAL_REFERENCE_UTTS]]
+    return [feats[u] for u in utts], [data.utt2spk[u] for u in utts]
+
+
 def _resumable(cfg: TrainConfig) -> dict:
     """Settings a resumed run must share with the interrupted one (the epoch count may grow)."""
     return {k: v for k, v in asdict(cfg).items() if k != "epochs"}
@@ -243,29 +291,7 @@ def fit_ecapa(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig = Trai
     train_feats = [feats[u] for u in train_utts]
     train_labels = np.array([spk_index[data.utt2spk[u]] for u in train_utts])
     val_feats, val_labels = [feats[u] for u in val_utts], [data.utt2spk[u] for u in val_utts]
-    in_train = set(train_utts)
-    ref_utts = [u for spk in speakers for u in [v for v in data.spk2utt[spk] if v in in_train][:VAL_REFERENCE_UTTS]]
-    ref_feats, ref_labels = [feats[u] for u in ref_utts], [data.utt2spk[u] for u in ref_utts]
-
-    def train_epoch(epoch: int) -> dict:
-        model.train()
-        order = rng.permutation(np.tile(np.arange(len(train_utts)), cfg.chunks_per_utt))
-        progress = Progress(steps_per_epoch, f"epoch {epoch}/{cfg.epochs}", quiet=quiet)
-        total = 0.0
-        for step in range(steps_per_epoch):
-            idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
-            x = torch.from_numpy(sample_chunks([train_feats[i] for i in idx], n_chunk, rng)).to(device)
-            y = torch.from_numpy(train_labels[idx]).to(device)
-            loss = loss_fn(model(x), y)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            scheduler.step()
-            total += loss.item()
-            progress.desc = f"epoch {epoch}/{cfg.epochs} loss {total / (step + 1):.3f}"
-            progress.update(audio_seconds=len(idx) * cfg.chunk_seconds)
-        progress.close()
-        return {"loss": total / steps_per_epoch, "lr": scheduler.get_last_lr()[0]}
+    ref_feats, ref_labels = _references(data, speakers, set(train_utts), feats)
 
     def score(epoch: int) -> float:
         if validate is None:
@@ -278,6 +304,8 @@ def fit_ecapa(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig = Trai
             print(f"epoch {record['epoch']}: loss {record['loss']:.3f}, validation EER {record['val_eer']:.2f} % "
                   f"(best {trainer.best:.2f} %)")
 
+    train_epoch = EcapaEpoch(model, loss_fn, optimizer, scheduler, rng, train_feats, train_labels, cfg, n_chunk,
+                             steps_per_epoch, device, quiet)
     trainer.run(train_epoch, score,
                 on_best=lambda epoch, eer: save_ecapa(out / "best.pt", model, epoch=epoch, val_eer=eer,
                                                       speakers=speakers),

@@ -83,6 +83,64 @@ def _masked(x: torch.Tensor, fill: torch.Tensor, n_time: int, n_feat: int, gen: 
     return torch.where(mask, fill, x)
 
 
+def _usable(feats: list[np.ndarray], texts: list[str],
+            probe: CtcNet) -> tuple[list[torch.Tensor], list[torch.Tensor], int]:
+    """Features and symbol targets of the utterances CTC can learn from (a symbol, and a frame per symbol and
+    repeat), and how many were left out."""
+    targets, kept, skipped = [], [], 0
+    for f, text in zip(feats, texts):
+        ids = text_to_ids(text)
+        repeats = sum(a == b for a, b in zip(ids, ids[1:]))
+        if ids and int(probe.out_lengths(torch.tensor(len(f)))) >= len(ids) + repeats:
+            targets.append(torch.tensor(ids))
+            kept.append(torch.from_numpy(np.asarray(f, dtype=np.float32)))
+        else:
+            skipped += 1
+    return kept, targets, skipped
+
+
+@dataclass
+class CtcEpoch:
+    """One epoch of the recipe: shuffled batches with SpecAugment-style masks, the cosine learning rate of the
+    epoch, gradient clipping at 5; the epoch's RNG is seeded from ``(seed, epoch)`` (resumed runs equal straight ones)."""
+
+    net: CtcNet
+    opt: torch.optim.Optimizer
+    kept: list[torch.Tensor]
+    targets: list[torch.Tensor]
+    mean: torch.Tensor
+    recipe: CtcRecipe
+    device: str
+
+    def __call__(self, epoch: int) -> dict:
+        """Train epoch ``epoch`` (1-based); its mean CTC loss and learning rate."""
+        recipe, net, opt, device = self.recipe, self.net, self.opt, self.device
+        seed = recipe.seed * 100_003 + epoch - 1
+        torch.manual_seed(seed)  # dropout: the same model whether resumed or not
+        gen = torch.Generator().manual_seed(seed)
+        order = torch.randperm(len(self.kept), generator=gen).tolist()
+        lr = recipe.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (epoch - 1) / recipe.epochs)))
+        for group in opt.param_groups:
+            group["lr"] = lr
+        net.train()
+        ctc = nn.CTCLoss(blank=BLANK, zero_infinity=True)
+        total = 0.0
+        for b in range(math.ceil(len(self.kept) / recipe.batch_size)):
+            idx = order[b * recipe.batch_size:(b + 1) * recipe.batch_size]
+            x = [_masked(self.kept[i], self.mean, recipe.time_masks, recipe.feature_masks, gen).numpy() for i in idx]
+            batch, lengths = pad(x, device)
+            log_probs, out_len = net(batch, lengths)
+            target = [self.targets[i] for i in idx]
+            loss = ctc(log_probs.transpose(0, 1), torch.cat(target).to(device), out_len,
+                       torch.tensor([len(t) for t in target], device=device))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
+            opt.step()
+            total += loss.item() * len(idx)
+        return {"loss": round(total / len(self.kept), 4), "lr": round(lr, 6)}
+
+
 def fit_ctc(feats: list[np.ndarray], texts: list[str], out_dir: str | os.PathLike, recipe: CtcRecipe, *,
             device: str = "cpu", meta: dict | None = None, quiet: bool = False) -> dict:
     """Train a :class:`CtcNet` on features of ``recipe.frontend``; resumable; returns the training summary.
@@ -106,16 +164,7 @@ def fit_ctc(feats: list[np.ndarray], texts: list[str], out_dir: str | os.PathLik
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     cfg = recipe.config(int(feats[0].shape[1]) if feats else 0)
-    probe = CtcNet(cfg)
-    targets, kept, skipped = [], [], 0
-    for f, text in zip(feats, texts):
-        ids = text_to_ids(text)
-        repeats = sum(a == b for a, b in zip(ids, ids[1:]))
-        if ids and int(probe.out_lengths(torch.tensor(len(f)))) >= len(ids) + repeats:
-            targets.append(torch.tensor(ids))
-            kept.append(torch.from_numpy(np.asarray(f, dtype=np.float32)))
-        else:
-            skipped += 1
+    kept, targets, skipped = _usable(feats, texts, CtcNet(cfg))
     if not kept:
         raise AsrError(f"no usable training utterance for CTC ({skipped} without symbols or too short)")
     torch.manual_seed(recipe.seed)
@@ -126,7 +175,6 @@ def fit_ctc(feats: list[np.ndarray], texts: list[str], out_dir: str | os.PathLik
     net.std.copy_(frames.std(dim=0).clamp_min(1e-5))
     net.to(device)
     opt = torch.optim.Adam(net.parameters(), lr=recipe.lr)
-    ctc = nn.CTCLoss(blank=BLANK, zero_infinity=True)
     trainer = Trainer(Budget(epochs=recipe.epochs, minutes=recipe.minutes), state={"model": net, "optimiser": opt},
                       checkpoint=out / "checkpoint.pt", identity=dataclasses.asdict(recipe) | {"n_utts": len(kept)},
                       on_mismatch="restart", log=out / "train_log.jsonl", columns=("epoch", "loss", "lr", "seconds"))
@@ -136,39 +184,12 @@ def fit_ctc(feats: list[np.ndarray], texts: list[str], out_dir: str | os.PathLik
         print(f"CTC {recipe.frontend}: {len(kept)} utterances ({skipped} left out), {n_params / 1e6:.2f} M "
               f"parameters on {device}" + (f", resuming after epoch {trainer.epoch}" if trainer.epoch else ""),
               file=sys.stderr)
-    n_batches = math.ceil(len(kept) / recipe.batch_size)
-
-    def train_epoch(epoch: int) -> dict:
-        seed = recipe.seed * 100_003 + epoch - 1
-        torch.manual_seed(seed)  # dropout: the same model whether resumed or not
-        gen = torch.Generator().manual_seed(seed)
-        order = torch.randperm(len(kept), generator=gen).tolist()
-        lr = recipe.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (epoch - 1) / recipe.epochs)))
-        for group in opt.param_groups:
-            group["lr"] = lr
-        net.train()
-        total = 0.0
-        for b in range(n_batches):
-            idx = order[b * recipe.batch_size:(b + 1) * recipe.batch_size]
-            x = [_masked(kept[i], mean, recipe.time_masks, recipe.feature_masks, gen).numpy() for i in idx]
-            batch, lengths = pad(x, device)
-            log_probs, out_len = net(batch, lengths)
-            target = [targets[i] for i in idx]
-            loss = ctc(log_probs.transpose(0, 1), torch.cat(target).to(device), out_len,
-                       torch.tensor([len(t) for t in target], device=device))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
-            opt.step()
-            total += loss.item() * len(idx)
-        return {"loss": round(total / len(kept), 4), "lr": round(lr, 6)}
-
     def report(record: dict) -> None:
         if not quiet:
             print(f"epoch {record['epoch']}/{recipe.epochs} | CTC loss {record['loss']:.3f} | "
                   f"{record['seconds'] / 60:.1f} min", file=sys.stderr, flush=True)
 
-    history = trainer.run(train_epoch, after_epoch=report)
+    history = trainer.run(CtcEpoch(net, opt, kept, targets, mean, recipe, device), after_epoch=report)
     summary = {**(meta or {}), "recipe": dataclasses.asdict(recipe), "config": dataclasses.asdict(cfg),
                "device": device, "train_utterances": len(kept), "left_out": skipped,
                "epochs_run": len(history), "stopped_by": trainer.stopped_by,

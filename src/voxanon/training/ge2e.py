@@ -107,6 +107,49 @@ def _partial(mel: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return mel[start:start + PARTIAL_FRAMES]
 
 
+@dataclass
+class Ge2eEpoch:
+    """One epoch of the recipe: ``steps`` batches of ``n`` random speakers x ``m`` random utterances (one partial
+    each), the GE2E or AAM loss, gradient clipping at 3."""
+
+    model: nn.Module
+    loss_fn: nn.Module
+    optimizer: torch.optim.Optimizer
+    rng: np.random.Generator
+    mels: dict[str, np.ndarray]
+    spk_utts: list[list[str]]
+    n: int
+    m: int
+    steps: int
+    settings: FinetuneSettings
+    device: str
+    quiet: bool
+
+    def __call__(self, epoch: int) -> dict:
+        """Train epoch ``epoch``; its mean loss."""
+        n, m, rng, device = self.n, self.m, self.rng, self.device
+        self.model.train()
+        total = 0.0
+        progress = Progress(self.steps, f"epoch {epoch}/{self.settings.epochs}", quiet=self.quiet)
+        for _ in range(self.steps):
+            chosen = rng.choice(len(self.spk_utts), n, replace=False)
+            batch = [_partial(self.mels[u], rng) for k in chosen
+                     for u in rng.choice(self.spk_utts[k], m, replace=len(self.spk_utts[k]) < m)]
+            emb = self.model(torch.from_numpy(np.stack(batch)).to(device))
+            if self.settings.loss == "ge2e":
+                loss = self.loss_fn(emb.reshape(n, m, -1))
+            else:
+                loss = self.loss_fn(emb, torch.from_numpy(np.repeat(chosen, m)).to(device))
+            self.optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), 3.0)
+            self.optimizer.step()
+            total += loss.item()
+            progress.update()
+        progress.close()
+        return {"loss": total / self.steps}
+
+
 def finetune_ge2e(train: DataDir, settings: FinetuneSettings, out_dir: str | os.PathLike, *,
                   validate: Callable[[GE2EEncoder], float], preprocess: Callable[[np.ndarray], np.ndarray],
                   seed: int = 0, device: str = "cpu", quiet: bool = False) -> tuple[Path, list[dict]]:
@@ -152,34 +195,12 @@ def finetune_ge2e(train: DataDir, settings: FinetuneSettings, out_dir: str | os.
     if not trainer.resumed and not quiet:
         print(f"pretrained GE2E: dev EER {trainer.best:.2f} %")
     mels = utterance_mels(train, encoder, preprocess, quiet=quiet) if trainer.epoch < settings.epochs else {}
-    spk_utts = [train.spk2utt[s] for s in speakers]
-
-    def train_epoch(epoch: int) -> dict:
-        model.train()
-        total = 0.0
-        progress = Progress(steps, f"epoch {epoch}/{settings.epochs}", quiet=quiet)
-        for _ in range(steps):
-            chosen = rng.choice(len(speakers), n, replace=False)
-            batch = [_partial(mels[u], rng) for k in chosen
-                     for u in rng.choice(spk_utts[k], m, replace=len(spk_utts[k]) < m)]
-            emb = model(torch.from_numpy(np.stack(batch)).to(device))
-            if settings.loss == "ge2e":
-                loss = loss_fn(emb.reshape(n, m, -1))
-            else:
-                loss = loss_fn(emb, torch.from_numpy(np.repeat(chosen, m)).to(device))
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 3.0)
-            optimizer.step()
-            total += loss.item()
-            progress.update()
-        progress.close()
-        return {"loss": total / steps}
-
     def report(record: dict) -> None:
         if not quiet:
             print(f"epoch {record['epoch']}: loss {record['loss']:.3f}, dev EER {record['val_eer']:.2f} % "
                   f"(best {trainer.best:.2f} %)")
 
+    train_epoch = Ge2eEpoch(model, loss_fn, optimizer, rng, mels, [train.spk2utt[s] for s in speakers], n, m, steps,
+                            settings, device, quiet)
     history = trainer.run(train_epoch, lambda epoch: validate(encoder), keep, report)
     return out / "best.pt", history

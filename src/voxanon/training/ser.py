@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -36,6 +37,44 @@ def class_weights(targets: torch.Tensor, n_classes: int) -> torch.Tensor:
     weights = torch.zeros(n_classes)
     weights[present] = counts.sum() / (present.sum() * counts[present])
     return weights
+
+
+@dataclass
+class SerEpoch:
+    """One epoch of the recipe: shuffled batches of random crops, class-weighted cross-entropy; the epoch's RNG is
+    seeded from ``(seed, epoch)`` (resumed runs equal straight ones)."""
+
+    net: CompactSERNet
+    optimiser: torch.optim.Optimizer
+    loss_fn: nn.Module
+    feats: list[torch.Tensor]
+    y: torch.Tensor
+    batch_size: int
+    crop_frames: int
+    seed: int
+    epochs: int
+    desc: str
+    progress: Progress
+
+    def __call__(self, epoch: int) -> dict:
+        """Train epoch ``epoch`` (1-based); its mean loss."""
+        feats, batch_size = self.feats, self.batch_size
+        torch.manual_seed(self.seed * 100_003 + epoch - 1)  # dropout: same model whether resumed or not
+        gen = torch.Generator().manual_seed(self.seed * 100_003 + epoch - 1)
+        order = torch.randperm(len(feats), generator=gen).tolist()
+        self.net.train()
+        total = 0.0
+        for b in range(math.ceil(len(feats) / batch_size)):
+            idx = order[b * batch_size:(b + 1) * batch_size]
+            loss = self.loss_fn(self.net(_crop_batch(feats, idx, self.crop_frames, gen)), self.y[idx])
+            self.optimiser.zero_grad()
+            loss.backward()
+            self.optimiser.step()
+            total += loss.item() * len(idx)
+            self.progress.desc = (f"{self.desc} epoch {epoch}/{self.epochs} "
+                                  f"loss {total / (b * batch_size + len(idx)):.3f}")
+            self.progress.update()
+        return {"loss": total / len(feats)}
 
 
 def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.PathLike, *,
@@ -81,27 +120,9 @@ def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.Path
                       identity={"config": config, "settings": settings}, on_mismatch="restart",
                       columns=("epoch", "loss"))
     trainer.resume()
-    n_batches = math.ceil(len(feats) / batch_size)
-    progress = Progress((epochs - trainer.epoch) * n_batches, desc, quiet=quiet)
+    progress = Progress((epochs - trainer.epoch) * math.ceil(len(feats) / batch_size), desc, quiet=quiet)
 
-    def train_epoch(epoch: int) -> dict:
-        torch.manual_seed(seed * 100_003 + epoch - 1)  # dropout: same model whether resumed or not
-        gen = torch.Generator().manual_seed(seed * 100_003 + epoch - 1)
-        order = torch.randperm(len(feats), generator=gen).tolist()
-        net.train()
-        total = 0.0
-        for b in range(n_batches):
-            idx = order[b * batch_size:(b + 1) * batch_size]
-            loss = loss_fn(net(_crop_batch(feats, idx, crop_frames, gen)), y[idx])
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            total += loss.item() * len(idx)
-            progress.desc = f"{desc} epoch {epoch}/{epochs} loss {total / (b * batch_size + len(idx)):.3f}"
-            progress.update()
-        return {"loss": total / len(feats)}
-
-    trainer.run(train_epoch)
+    trainer.run(SerEpoch(net, optimiser, loss_fn, feats, y, batch_size, crop_frames, seed, epochs, desc, progress))
     progress.close()
     meta = {**(meta or {}), "epochs": epochs, "losses": [r["loss"] for r in trainer.history],
             "batch_size": batch_size, "crop_frames": crop_frames, "lr": lr, "seed": seed,

@@ -26,16 +26,19 @@ The trainer draws no random number itself: a recipe's results are the same
 as with a hand-written loop making the same calls in the same order.
 
 The step-driven generator recipes (acoustic, asrbn, ltf) report every few
-steps rather than per epoch; they use :class:`Run` (output folder, device,
-checkpoint) and :class:`TrainLog` of this module around their own step loop.
+steps rather than per epoch, validate and checkpoint every so many seconds and
+spend a budget of steps or minutes: they run on :class:`StepTrainer` (same
+duties, step-driven) in a :class:`Run` (output folder, device, checkpoint).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import random
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -283,3 +286,78 @@ class Run:
         out.mkdir(parents=True, exist_ok=True)
         ckpt = out / "checkpoint.pt"
         return cls(out, device, load_checkpoint(ckpt, "training checkpoint", RunError) if ckpt.exists() else None)
+
+
+class StepTrainer:
+    """The step-driven loop of the generator recipes (acoustic, asrbn, ltf), on a :class:`Run`.
+
+    The budget is ``total_steps`` or ``minutes`` of training (time of earlier sessions included); every
+    ``log_every`` steps (and at the end) the step's terms, averaged since the last record, go to
+    ``OUT/train_log.jsonl`` with the learning rate and seconds, plus the validation score (key ``valid_key``)
+    when ``valid_every_s`` seconds have passed since the last one (and at the end); ``OUT/checkpoint.pt``
+    (the recipe's ``payload()`` plus optimizer, step, seconds, numpy ``rng`` and torch RNG states) is written
+    atomically every ``checkpoint_every_s`` seconds and at the end. Constructing it resumes from ``run.resumed``.
+    """
+
+    def __init__(self, run: Run, optimizer: torch.optim.Optimizer, rng: np.random.Generator, *,
+                 total_steps: int | None, minutes: float | None, log_every: int, valid_every_s: float,
+                 checkpoint_every_s: float, valid_key: str) -> None:
+        self.run_, self.optimizer, self.rng = run, optimizer, rng
+        self.total_steps, self.budget = total_steps, minutes * 60.0 if minutes is not None else None
+        self.log_every, self.valid_every_s, self.checkpoint_every_s = log_every, valid_every_s, checkpoint_every_s
+        self.valid_key = valid_key
+        self.step, self.seconds = 0, 0.0
+        resumed = run.resumed
+        if resumed is not None:
+            optimizer.load_state_dict(resumed["optimizer"])
+            self.step, self.seconds = int(resumed["step"]), float(resumed["seconds"])
+            rng.bit_generator.state = resumed["rng"]
+            if "torch_rng" in resumed:            # checkpoints of older versions lack it
+                torch.set_rng_state(resumed["torch_rng"])
+        self.log = TrainLog(run.out / "train_log.jsonl", self.step if resumed is not None else None)
+
+    def progress(self) -> float:
+        """The part of the budget spent (1.0: done)."""
+        return self.step / self.total_steps if self.total_steps is not None else self.seconds / self.budget
+
+    def save(self, payload: dict) -> None:
+        """Write ``OUT/checkpoint.pt``: ``payload`` and the loop's state."""
+        save_atomic({**payload, "optimizer": self.optimizer.state_dict(), "step": self.step, "seconds": self.seconds,
+                     "rng": self.rng.bit_generator.state, "torch_rng": torch.get_rng_state()},
+                    self.run_.out / "checkpoint.pt")
+
+    def run(self, train_step: Callable[[], tuple[float, dict[str, float]]], payload: Callable[[], dict], *,
+            validate: Callable[[], float] | None = None, extra: Callable[[], dict] | None = None,
+            describe: Callable[[dict], str] | None = None) -> list[dict]:
+        """Step until the budget is spent; returns the log's records.
+
+        ``train_step()`` makes one optimizer step and returns its learning rate and loss terms; ``extra()`` adds
+        to a record (after the averaged terms); ``describe(record)`` is the record's progress line (None: silent).
+        """
+        session, last_valid, last_ckpt = time.monotonic() - self.seconds, -math.inf, self.seconds
+        sums: dict[str, float] = {}
+        n = 0
+        while self.progress() < 1.0:
+            lr, terms = train_step()
+            self.step += 1
+            for k, v in terms.items():
+                sums[k] = sums.get(k, 0.0) + v
+            n += 1
+            self.seconds = time.monotonic() - session
+            done = self.progress() >= 1.0
+            if self.step % self.log_every == 0 or done:
+                record = {"step": self.step, **{k: round(v / n, 5) for k, v in sums.items()},
+                          **(extra() if extra is not None else {}), "lr": lr, "seconds": round(self.seconds, 1)}
+                sums, n = {}, 0
+                if validate is not None and (self.seconds - last_valid >= self.valid_every_s or done):
+                    record[self.valid_key] = round(validate(), 5)
+                    last_valid = self.seconds
+                    self.seconds = time.monotonic() - session
+                self.log.add(record)
+                if describe is not None:
+                    print(describe(record) + f" | {self.seconds / 60:.1f} min | {100 * min(self.progress(), 1.0):.0f} %",
+                          file=sys.stderr, flush=True)
+            if self.seconds - last_ckpt >= self.checkpoint_every_s or done:
+                self.save(payload())
+                last_ckpt = self.seconds
+        return self.log.records
