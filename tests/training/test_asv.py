@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.helpers.speaker_corpus import TINY_ECAPA, make_corpus, trial_dirs
+from tests.helpers.speaker_corpus import TINY_ECAPA, make_corpus
 from voxanon.audio.synthetic import speech_like
 from voxanon.data.kaldi import DataDir, DataError
 from voxanon.evaluation.attacker_training import train_attacker

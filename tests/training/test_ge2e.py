@@ -4,12 +4,11 @@ import pytest
 import torch
 
 from tests.helpers.speaker_corpus import make_corpus, trial_dirs
-from voxanon.data.kaldi import DataError
-from voxanon.evaluation.dev_selection import dev_eer
 from voxanon.evaluation.attacker_training import train_ge2e
+from voxanon.evaluation.dev_selection import dev_eer
+from voxanon.models.speaker import EncoderError, load_encoder
 from voxanon.training.ge2e import FinetuneSettings, GE2ELoss
 from voxanon.training.trainer import CheckpointError
-from voxanon.models.speaker import EncoderError, load_encoder
 
 pytest.importorskip("resemblyzer")
 torch.set_num_threads(1)

@@ -8,7 +8,14 @@ import torch
 from torch import nn
 
 from voxanon.errors import ConfigError, ModelError
-from voxanon.training.trainer import Budget, CheckpointError, Trainer, TrainLog
+from voxanon.training.trainer import (
+    Budget,
+    CheckpointError,
+    Run,
+    StepTrainer,
+    Trainer,
+    TrainLog,
+)
 
 torch.set_num_threads(1)
 COLUMNS = ("epoch", "loss", "val")
@@ -138,3 +145,40 @@ def test_train_log_drops_records_past_the_resumed_counter(tmp_path):
     again = TrainLog(tmp_path / "log.jsonl", 20)
     assert [r["step"] for r in again.records] == [10, 20]
     assert len((tmp_path / "log.jsonl").read_text().splitlines()) == 2
+
+
+def _step_recipe(out, total_steps, *, log_every=2):
+    """A step-driven recipe (as acoustic and ltf): an MLP on numpy-drawn batches, checkpoint payload = its weights."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 1))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    rng = np.random.default_rng(3)
+    out.mkdir(parents=True, exist_ok=True)
+    ckpt = out / "checkpoint.pt"
+    run = Run(out, "cpu", torch.load(ckpt, weights_only=True) if ckpt.exists() else None)
+    if run.resumed is not None:
+        model.load_state_dict(run.resumed["model"])
+    trainer = StepTrainer(run, opt, rng, total_steps=total_steps, minutes=None, log_every=log_every,
+                          valid_every_s=0.0, checkpoint_every_s=1e9, valid_key="valid")
+
+    def step():
+        x = torch.from_numpy(rng.standard_normal((8, 4)).astype(np.float32))
+        loss = (model(x)[:, 0] - x.sum(1)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return 1e-2, {"train": loss.item()}
+
+    records = trainer.run(step, lambda: {"model": model.state_dict()}, validate=lambda: 0.5)
+    return trainer, model, records
+
+
+def test_step_trainer_logs_every_n_steps_and_resumes_exactly(tmp_path):
+    trainer, model_a, records = _step_recipe(tmp_path / "a", 5)
+    assert trainer.step == 5 and [r["step"] for r in records] == [2, 4, 5]
+    assert list(records[0]) == ["step", "train", "lr", "seconds", "valid"]
+    _step_recipe(tmp_path / "b", 3)             # stops at 3 (a checkpoint at the end), then a larger budget
+    _, model_b, again = _step_recipe(tmp_path / "b", 5)
+    assert [r["step"] for r in again] == [2, 3, 4, 5]
+    assert all(torch.equal(v, model_b.state_dict()[k]) for k, v in model_a.state_dict().items())
+    assert again[-1]["train"] == records[-1]["train"]   # step 5 alone in both (the mean restarts at a record)
