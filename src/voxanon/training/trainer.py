@@ -183,8 +183,12 @@ class Trainer:
         """Restore everything from the checkpoint when there is one of this identity; True when resumed."""
         if self.checkpoint is None or not self.checkpoint.is_file():
             return False
-        ckpt = load_checkpoint(self.checkpoint, "training checkpoint", CheckpointError)
         hint = "delete it to start over, or use another output directory"
+        try:
+            ckpt = torch.load(self.checkpoint, map_location="cpu", weights_only=True)
+        except Exception as exc:  # any unpickling failure is a bad checkpoint
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise CheckpointError(f"training checkpoint {self.checkpoint} cannot be read ({reason}); {hint}") from exc
         if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
             raise CheckpointError(f"{self.checkpoint}: cannot resume (not a {FORMAT} checkpoint); {hint}")
         if ckpt["identity"] != self.identity:
