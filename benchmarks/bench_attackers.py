@@ -28,17 +28,18 @@ from pathlib import Path
 
 import torch
 
-from voxanon.evaluation.asv_training import TrainConfig, train_ecapa
+from voxanon.evaluation.attacker_training import train_ecapa, train_ge2e
 from voxanon.evaluation.backend_attacker import (
     BackendTraining,
     evaluate_backend,
     train_backend,
 )
-from voxanon.evaluation.ge2e_finetune import FinetuneSettings, train_ge2e
 from voxanon.evaluation.privacy import evaluate_privacy
 from voxanon.models.speaker import load_encoder
 from voxanon.models.speaker.ecapa import EcapaConfig
 from voxanon.models.speaker.plda import BackendSettings, PldaBackend
+from voxanon.training.asv import TrainConfig
+from voxanon.training.ge2e import FinetuneSettings
 
 SETS = ("train", "dev_enrolls", "dev_trials_f", "dev_trials_m", "test_enrolls", "test_trials_f", "test_trials_m")
 

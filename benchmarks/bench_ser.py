@@ -22,8 +22,9 @@ import torch
 
 from voxanon.audio.synthetic import speech_like
 from voxanon.models.ser import load_ser
-from voxanon.models.ser.compact import CompactSER, CompactSERNet, fit
+from voxanon.models.ser.compact import CompactSER, CompactSERNet
 from voxanon.models.ser.features import LogMel
+from voxanon.training.ser import fit
 
 SR = 16000
 IEMOCAP_TRAIN_UTTS, EPOCHS = 4400, 15

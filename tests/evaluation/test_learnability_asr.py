@@ -36,15 +36,16 @@ from voxanon.evaluation.results import LearnabilityResult, from_dict, to_dict
 from voxanon.jobs.benchmark.profiles import PROFILES
 from voxanon.jobs.report.write import write_outputs
 from voxanon.metrics import wer
-from voxanon.models.asr import AsrError, ctc, load_asr
+from voxanon.models.asr import AsrError, load_asr
 from voxanon.models.asr.ctc import (
     BLANK,
     VOCAB,
-    CtcRecipe,
     greedy_decode,
     load_frontend,
     text_to_ids,
 )
+from voxanon.training import ctc
+from voxanon.training.ctc import CtcRecipe
 
 #: a small, fast head on frozen Whisper features, made to overfit (no dropout, no masks, one utterance a step)
 TINY = CtcRecipe("whisper-tiny:4", hidden=128, layers=1, dropout=0.0, epochs=60, batch_size=1, lr=3e-3,

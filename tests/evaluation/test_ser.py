@@ -25,8 +25,7 @@ from voxanon.evaluation.ser import (
 )
 from voxanon.jobs.report.utility import format_ser_report
 from voxanon.models.ser import SERError, load_ser
-from voxanon.models.ser import compact as ser_models
-from voxanon.models.ser.compact import CompactSER, CompactSERNet, fit
+from voxanon.models.ser.compact import CompactSER, CompactSERNet
 from voxanon.models.ser.features import LogMel
 
 torch.set_num_threads(1)
@@ -158,33 +157,6 @@ def test_evaluate_utility_cli_writes_tables(trained, tmp_path, capsys):
                               out=str(out), batch_size=8, quiet=True)
     with pytest.raises(SERError, match="no model for fold 1"):  # the command line prints it, exit 4
         run_ser(args)
-
-
-def test_resume_gives_the_same_model(tmp_path, monkeypatch):
-    logmel = LogMel(SR)
-    feats = [logmel([speech_like(0.5, SR, f0=100 + 40 * (i % 4), seed=i)])[0][0].half() for i in range(12)]
-    targets = [i % 4 for i in range(12)]
-    kw = dict(epochs=3, batch_size=4, channels=16, crop_frames=40, quiet=True)
-    full = fit(feats, targets, tmp_path / "a.pt", **kw)
-
-    real_save, calls = ser_models.save_atomic, []
-
-    def interrupted(obj, path):
-        calls.append(path)
-        real_save(obj, path)
-        if len(calls) == 2:  # after the second epoch's partial checkpoint
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(ser_models, "save_atomic", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        fit(feats, targets, tmp_path / "b.pt", **kw)
-    assert not (tmp_path / "b.pt").exists() and (tmp_path / "b.pt.partial").exists()
-    monkeypatch.setattr(ser_models, "save_atomic", real_save)
-    resumed = fit(feats, targets, tmp_path / "b.pt", **kw)
-    assert not (tmp_path / "b.pt.partial").exists()
-    assert resumed.meta["losses"] == full.meta["losses"]
-    for key, value in full.net.state_dict().items():
-        assert torch.equal(value, resumed.net.state_dict()[key]), key
 
 
 def test_batched_prediction_equals_unbatched():

@@ -112,7 +112,7 @@ def test_train_command_writes_resumes_and_fine_tunes(tmp_path, capsys):
 def test_cuda_without_cuda_is_a_config_error(tmp_path, capsys):
     assert main(["train", "acoustic", str(tmp_path), "--out", str(tmp_path / "o"), "--device", "cuda"]) == 2
     assert "--device cuda: CUDA is not available" in capsys.readouterr().err
-    from voxanon.training.acoustic import resolve_device
+    from voxanon.training.trainer import resolve_device
 
     with pytest.raises(ConfigError):
         resolve_device("cuda")

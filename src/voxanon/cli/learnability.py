@@ -35,8 +35,8 @@ def run(args: argparse.Namespace) -> int:
     from voxanon.evaluation.learnability import asr_learnability
     from voxanon.evaluation.results import to_dict
     from voxanon.evaluation.ser import is_synthetic
-    from voxanon.models.asr.ctc import recipe
-    from voxanon.training.acoustic import resolve_device
+    from voxanon.training.ctc import recipe
+    from voxanon.training.trainer import resolve_device
 
     if args.threads > 0:
         torch.set_num_threads(args.threads)
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _add_recipe_options(p: argparse.ArgumentParser) -> None:
-    from voxanon.models.asr.ctc import RECIPES
+    from voxanon.training.ctc import RECIPES
 
     p.add_argument("--recipe", default="whisper", choices=sorted(RECIPES),
                    help="whisper: a CTC head on frozen Whisper tiny.en features (default); scratch: a BiLSTM-CTC "

@@ -94,9 +94,10 @@ def run_privacy(args: argparse.Namespace) -> int:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from voxanon.evaluation.asv_training import TrainConfig, train_attacker
+    from voxanon.evaluation.attacker_training import train_attacker
     from voxanon.evaluation.dev_selection import as_data_dir
     from voxanon.models.speaker.ecapa import EcapaConfig
+    from voxanon.training.asv import TrainConfig
 
     if args.recipe == "vpc":
         cfg = TrainConfig.vpc()

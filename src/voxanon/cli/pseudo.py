@@ -28,7 +28,8 @@ def run_flow(args: argparse.Namespace) -> int:
     import torch
 
     from voxanon.anonymizers.pseudo.pool import load_pool
-    from voxanon.models.flow import save_flow, train_flow
+    from voxanon.models.flow import save_flow
+    from voxanon.training.flow import train_flow
 
     if args.threads:
         torch.set_num_threads(args.threads)

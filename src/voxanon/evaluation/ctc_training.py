@@ -1,4 +1,4 @@
-"""Training a learnability CTC recogniser (:mod:`voxanon.models.asr.ctc`) on a data directory.
+"""Training a learnability CTC recogniser (recipe: :mod:`voxanon.training.ctc`) on a data directory.
 
 Front-end features are computed once per utterance and cached by audio
 content (:class:`~voxanon.evaluation.embeddings.EmbeddingCache` under
@@ -21,9 +21,10 @@ from voxanon.audio.io import AudioError, check_waveform, load_audio, resample
 from voxanon.data.kaldi import DataDir, read_data_dir
 from voxanon.evaluation.embeddings import EmbeddingCache, audio_key
 from voxanon.models.asr.base import AsrError
-from voxanon.models.asr.ctc import CtcRecipe, Frontend, fit_ctc, load_frontend
+from voxanon.models.asr.ctc import Frontend, load_frontend
 from voxanon.models.checkpoint import load_checkpoint
 from voxanon.progress import Progress
+from voxanon.training.ctc import CtcRecipe, fit_ctc
 
 MODEL_FILE = "model.pt"
 

@@ -6,9 +6,9 @@ Rungs (names in :mod:`voxanon.evaluation.scenarios`):
   back-end fitted on the anonymized training set (the VPC 2020 semi-informed
   attacker; :mod:`voxanon.evaluation.backend_attacker`);
 * ``AA-finetuned`` (b): the pretrained GE2E fine-tuned on it
-  (:mod:`voxanon.evaluation.ge2e_finetune`);
+  (:mod:`voxanon.training.ge2e`);
 * ``AA-semi`` (c): an ECAPA-TDNN trained from scratch, small model or VPC 2024
-  recipe (:func:`voxanon.evaluation.asv_training.train_ecapa`): the VPC's
+  recipe (:func:`voxanon.evaluation.attacker_training.train_ecapa`): the VPC's
   semi-informed attacker, kept under its VPC name.
 
 Each rung trains on the system's ``train`` set, is selected on the system's
@@ -81,11 +81,11 @@ def rung_training(rung: str, run: RunSettings) -> Any:
 
         return BackendTraining()
     if rung == AA_FINETUNED:
-        from voxanon.evaluation.ge2e_finetune import FinetuneSettings
+        from voxanon.training.ge2e import FinetuneSettings
 
         return FinetuneSettings(epochs=run.finetune_epochs)
     if rung == AA_SEMI:
-        from voxanon.evaluation.asv_training import TrainConfig
+        from voxanon.training.asv import TrainConfig
 
         if run.ecapa_recipe == "small":
             return TrainConfig(epochs=run.attacker_epochs)
@@ -162,12 +162,12 @@ class LadderEvaluator(Evaluator):
                                       cache_dir=env.cache_dir / "embeddings", quiet=env.quiet)
             model = str(path)
         elif s.rung == AA_FINETUNED:
-            from voxanon.evaluation.ge2e_finetune import train_ge2e
+            from voxanon.evaluation.attacker_training import train_ge2e
 
             path, log = train_ge2e(*args, s.training, out, seed=s.seed, device=env.device, quiet=env.quiet)
             model = f"ge2e:{path}"
         else:
-            from voxanon.evaluation.asv_training import train_ecapa
+            from voxanon.evaluation.attacker_training import train_ecapa
 
             path, log = train_ecapa(*args, s.training, out, seed=s.seed, device=env.device, quiet=env.quiet)
             model = f"ecapa:{path}"

@@ -249,7 +249,7 @@ class AsrLearnabilityEvaluator(Evaluator):
 
     @classmethod
     def plan(cls, run: RunSettings) -> list[Evaluator]:
-        from voxanon.models.asr.ctc import RECIPES
+        from voxanon.training.ctc import RECIPES
 
         return [cls(AsrLearnabilitySettings(DEFAULT_ASR_RECIPE, run.splits[-1], RECIPES[DEFAULT_ASR_RECIPE].epochs,
                                             run.seed, run.n_boot, run.wer_normalization))]
@@ -271,7 +271,7 @@ class AsrLearnabilityEvaluator(Evaluator):
                 **{f"test_{g}": p for g, p in self._tests(data).items()}}
 
     def models(self, data: SystemData) -> dict[str, str]:
-        from voxanon.models.asr.ctc import RECIPES
+        from voxanon.training.ctc import RECIPES
 
         return {"frontend": RECIPES[self.settings.recipe].frontend}
 
@@ -287,7 +287,7 @@ class AsrLearnabilityEvaluator(Evaluator):
         return ("Learnability", _asr_table(learn, next(iter(learn.values())), page)) if learn else None
 
     def run(self, data: SystemData, env: Env) -> LearnabilityResult:
-        from voxanon.models.asr.ctc import recipe
+        from voxanon.training.ctc import recipe
 
         s = self.settings
         ctc = recipe(s.recipe, epochs=s.epochs, seed=s.seed)

@@ -44,9 +44,10 @@ from voxanon.evaluation.evaluator import Column, Env, Evaluator, RunSettings, Sy
 from voxanon.evaluation.results import SerResult, from_dict
 from voxanon.metrics import mean_over_folds, uar, uar_ci
 from voxanon.models.ser import EmotionRecognizer, SERError, load_ser
-from voxanon.models.ser.compact import CompactSER, fit
+from voxanon.models.ser.compact import CompactSER
 from voxanon.models.ser.features import LogMel
 from voxanon.progress import Progress
+from voxanon.training.ser import fit
 
 SMOKE_TEST_MESSAGE = ("Offline data has no real emotional speech; the offline corpus's acted prosodic "
                       "styles are a smoke test only: these UARs say nothing about emotion preservation.")

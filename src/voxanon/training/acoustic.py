@@ -22,7 +22,6 @@ import dataclasses
 import json
 import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -36,8 +35,9 @@ from voxanon.models.acoustic.inference import AcousticModel, ModelSpecs, model_f
 from voxanon.models.acoustic.model import AcousticConfig
 from voxanon.models.acoustic.networks import build_net, config_from_dict
 from voxanon.models.acoustic.vq import kmeans
-from voxanon.models.checkpoint import load_checkpoint, save_atomic
+from voxanon.models.checkpoint import save_atomic
 from voxanon.training.acoustic_features import Extractor, UttFeatures, extract_dirs
+from voxanon.training.trainer import Run, StepTrainer
 
 #: content frames drawn for a k-means codebook
 KMEANS_FRAMES = 20000
@@ -61,17 +61,6 @@ class TrainSettings:
     valid_every_s: float = 180.0
     checkpoint_every_s: float = 60.0
     max_valid: int = 48
-
-
-def resolve_device(name: str) -> str:
-    """``cpu``, ``cuda`` (ConfigError when CUDA is unavailable) or ``auto``."""
-    if name not in ("cpu", "cuda", "auto"):
-        raise ConfigError(f"--device {name!r}: use cpu, cuda or auto")
-    available = torch.cuda.is_available()
-    if name == "cuda" and not available:
-        raise ConfigError(f"--device cuda: CUDA is not available to this torch ({torch.__version__}); "
-                          "use --device cpu or auto")
-    return "cuda" if name == "auto" and available else ("cpu" if name == "auto" else name)
 
 
 def as_batch(a, device: str | torch.device = "cpu") -> torch.Tensor:
@@ -171,100 +160,43 @@ def check_dims(cfg, extractor: Extractor) -> None:
                           f"{extractor.speaker.name} {extractor.speaker.dim}-d")
 
 
-class TrainLog:
-    """``train_log.jsonl``: one JSON line per report; on resume, lines past the checkpoint are dropped."""
-
-    def __init__(self, path: Path, resume_step: int | None) -> None:
-        self.path = path
-        kept = []
-        if resume_step is not None and path.exists():
-            kept = [ln for ln in path.read_text(encoding="utf-8").splitlines()
-                    if ln.strip() and json.loads(ln)["step"] <= resume_step]
-        write_text(path, "".join(ln + "\n" for ln in kept))
-        self.records = [json.loads(ln) for ln in kept]
-
-    def add(self, record: dict) -> None:
-        self.records.append(record)
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record) + "\n")
-
-
-@dataclasses.dataclass
-class Run:
-    """A training run's output folder, device and the checkpoint it resumes (``None``: a fresh start)."""
-
-    out: Path
-    device: str
-    resumed: dict | None
-
-    @classmethod
-    def start(cls, out_dir: str, settings: TrainSettings, device: str, threads: int) -> Run:
-        """Check the budget and device, set the torch threads and seed, create ``out_dir`` and read its checkpoint."""
-        if settings.minutes is None and settings.epochs is None:
-            raise ConfigError("give a time budget (--minutes) or a number of epochs (--epochs)")
-        device = resolve_device(device)
-        if threads > 0:
-            torch.set_num_threads(threads)
-        torch.manual_seed(settings.seed)      # a fresh network's initial weights follow the seed
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        ckpt = out / "checkpoint.pt"
-        return cls(out, device, load_checkpoint(ckpt, "training checkpoint", RunError) if ckpt.exists() else None)
-
-    def resumed_net(self, kind: str = "conv") -> tuple:
-        """The network and specs of the checkpoint; RunError unless it holds a network of ``kind``."""
-        saved = self.resumed.get("kind", "conv")
-        if saved != kind:
-            raise RunError(f"{self.out}/checkpoint.pt holds a {saved} model, not a {kind} one; give another --out")
-        net = build_net(config_from_dict(kind, self.resumed["config"]))
-        net.load_state_dict(self.resumed["model"])
-        return net, ModelSpecs(**self.resumed["specs"])
+def resumed_net(run: Run, kind: str = "conv") -> tuple:
+    """The network and specs of the run's checkpoint; RunError unless it holds a network of ``kind``."""
+    saved = run.resumed.get("kind", "conv")
+    if saved != kind:
+        raise RunError(f"{run.out}/checkpoint.pt holds a {saved} model, not a {kind} one; give another --out")
+    net = build_net(config_from_dict(kind, run.resumed["config"]))
+    net.load_state_dict(run.resumed["model"])
+    return net, ModelSpecs(**run.resumed["specs"])
 
 
 def fit(net, specs: ModelSpecs, batches: Batches, valid: tuple[list[UttFeatures], list], run: Run,
         settings: TrainSettings, quiet: bool = False, extra: dict | None = None) -> dict:
-    """The training loop: the network's loss on random segments, warm-up + cosine learning rate, budget in minutes or epochs,
-    resumable from ``run.resumed`` (checkpoints hold ``extra`` too). Returns the loop's part of the summary."""
+    """The recipe's step: the network's loss on random segments, warm-up + cosine learning rate, on a
+    :class:`StepTrainer` (budget in minutes or epochs, resumable from ``run.resumed``; checkpoints hold ``extra``
+    too). Returns the loop's part of the summary."""
     valid_items, valid_speakers = valid
-    device, out, resumed = run.device, run.out, run.resumed
-    rng = batches.rng
+    device = run.device
     torch.manual_seed(settings.seed)
     net = net.to(device).train()
     trainable = [p for p in net.parameters() if p.requires_grad]      # a DiT's conv prior stays frozen
     opt = torch.optim.AdamW(trainable, lr=settings.lr, weight_decay=1e-4)
-    step, seconds = 0, 0.0
-    if resumed is not None:
-        opt.load_state_dict(resumed["optimizer"])
-        step, seconds = int(resumed["step"]), float(resumed["seconds"])
-        rng.bit_generator.state = resumed["rng"]
-        if "torch_rng" in resumed:            # checkpoints of older versions lack it
-            torch.set_rng_state(resumed["torch_rng"])
     total_steps = (math.ceil(settings.epochs * batches.frames / (settings.batch_size * settings.segment_frames))
                    if settings.epochs is not None else None)
-    budget = settings.minutes * 60.0 if settings.minutes is not None else None
-    log = TrainLog(out / "train_log.jsonl", step if resumed is not None else None)
+    trainer = StepTrainer(run, opt, batches.rng, total_steps=total_steps, minutes=settings.minutes,
+                          log_every=settings.log_every, valid_every_s=settings.valid_every_s,
+                          checkpoint_every_s=settings.checkpoint_every_s, valid_key="valid_l1")
     n_params = sum(p.numel() for p in trainable)
     train_key = f"train_{net.loss_name}"
     items = batches.items
     if not quiet:
-        print(f"{'resuming at step ' + str(step) if resumed else 'training'}: {len(items)} utterances "
+        print(f"{'resuming at step ' + str(trainer.step) if run.resumed else 'training'}: {len(items)} utterances "
               f"({batches.frames} frames, {len({it.speaker for it in items})} speakers), "
               f"{len(valid_items)} valid, {n_params / 1e6:.2f} M trained parameters on {device}", file=sys.stderr, flush=True)
 
-    def progress() -> float:
-        return step / total_steps if total_steps is not None else seconds / budget
-
-    def save() -> None:
-        save_atomic({"model": net.state_dict(), "optimizer": opt.state_dict(), "step": step, "seconds": seconds,
-                     "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(), "kind": net.kind,
-                     "config": dataclasses.asdict(net.cfg),
-                     "specs": dataclasses.asdict(specs), **(extra or {})}, out / "checkpoint.pt")
-
-    session, last_valid, last_ckpt = time.monotonic() - seconds, -math.inf, seconds
-    running, n_running = 0.0, 0
-    while progress() < 1.0:
-        frac = progress()
-        lr = settings.lr * min(1.0, (step + 1) / settings.warmup_steps) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
+    def train_step() -> tuple[float, dict]:
+        frac = trainer.progress()
+        lr = settings.lr * min(1.0, (trainer.step + 1) / settings.warmup_steps) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
         for group in opt.param_groups:
             group["lr"] = lr
         content, pitch, spk, mel = (t.to(device) for t in batches.sample(settings.batch_size))
@@ -273,28 +205,20 @@ def fit(net, specs: ModelSpecs, batches: Batches, valid: tuple[list[UttFeatures]
         loss.backward()
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)
         opt.step()
-        step += 1
-        running, n_running = running + loss.item(), n_running + 1
-        seconds = time.monotonic() - session
-        done = progress() >= 1.0
-        if step % settings.log_every == 0 or done:
-            record = {"step": step, train_key: round(running / n_running, 5), "lr": lr, "seconds": round(seconds, 1)}
-            running, n_running = 0.0, 0
-            if valid_items and (seconds - last_valid >= settings.valid_every_s or done):
-                record["valid_l1"] = round(valid_l1(net, valid_items, valid_speakers, device), 5)
-                last_valid = seconds
-                seconds = time.monotonic() - session
-            log.add(record)
-            if not quiet:
-                print(f"step {step} | train {net.loss_name.upper()} {record[train_key]:.4f}"
-                      + (f" | valid L1 {record['valid_l1']:.4f}" if "valid_l1" in record else "")
-                      + f" | {seconds / 60:.1f} min | {100 * min(progress(), 1.0):.0f} %", file=sys.stderr, flush=True)
-        if seconds - last_ckpt >= settings.checkpoint_every_s or done:
-            save()
-            last_ckpt = seconds
-    return {"steps": step, "train_seconds": round(seconds, 1), "parameters": n_params,
-            f"final_{train_key}": next((r[train_key] for r in reversed(log.records)), None),
-            "final_valid_l1": next((r["valid_l1"] for r in reversed(log.records) if "valid_l1" in r), None)}
+        return lr, {train_key: loss.item()}
+
+    def describe(record: dict) -> str:
+        return (f"step {record['step']} | train {net.loss_name.upper()} {record[train_key]:.4f}"
+                + (f" | valid L1 {record['valid_l1']:.4f}" if "valid_l1" in record else ""))
+
+    records = trainer.run(
+        train_step, lambda: {"model": net.state_dict(), "kind": net.kind, "config": dataclasses.asdict(net.cfg),
+                             "specs": dataclasses.asdict(specs), **(extra or {})},
+        validate=(lambda: valid_l1(net, valid_items, valid_speakers, device)) if valid_items else None,
+        describe=None if quiet else describe)
+    return {"steps": trainer.step, "train_seconds": round(trainer.seconds, 1), "parameters": n_params,
+            f"final_{train_key}": next((r[train_key] for r in reversed(records)), None),
+            "final_valid_l1": next((r["valid_l1"] for r in reversed(records) if "valid_l1" in r), None)}
 
 
 def fit_codebook(items: list[UttFeatures], size: int, normalize: bool, seed: int) -> np.ndarray:
@@ -385,7 +309,7 @@ def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None
 
     run = Run.start(out_dir, settings, device, threads)
     if run.resumed is not None:
-        net, specs = run.resumed_net(build_net(cfg).kind)
+        net, specs = resumed_net(run, build_net(cfg).kind)
     else:
         net, specs = _initial_net(init, cfg, specs)
     cfg = net.cfg

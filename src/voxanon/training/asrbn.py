@@ -23,7 +23,6 @@ from voxanon.models.acoustic.inference import ModelSpecs
 from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
 from voxanon.training.acoustic import (
     Batches,
-    Run,
     TrainSettings,
     check_dims,
     data_summary,
@@ -31,6 +30,7 @@ from voxanon.training.acoustic import (
     fit,
     fit_codebook,
     load_init,
+    resumed_net,
 )
 from voxanon.training.acoustic_features import (
     Extractor,
@@ -38,6 +38,7 @@ from voxanon.training.acoustic_features import (
     extract,
     list_utterances,
 )
+from voxanon.training.trainer import Run
 
 
 def hold_out(todo: list[tuple[str, str, str]], n: int) -> tuple[list, list]:
@@ -81,7 +82,7 @@ def train_asrbn(train_dirs: list[str], out_dir: str, *, codebook_size: int = 48,
         raise ConfigError(f"--codebook {codebook_size}: give at least 2 codewords (the VPC's B5/B6 use 48)")
     run = Run.start(out_dir, settings, device, threads)
     if run.resumed is not None:
-        net, specs = run.resumed_net()
+        net, specs = resumed_net(run)
         cfg = net.cfg
     extractor = Extractor(specs, cache_dir or default_cache_dir(), settings.seed)
     train_todo, valid_todo = hold_out(list_utterances(train_dirs), settings.max_valid)

@@ -22,7 +22,7 @@ real mels that the frozen universal HiFi-GAN vocodes at inference. The
 projection's bias starts at the training audio's mean log-mel.
 
 Checkpoints, resumption, the JSONL log and the time budget are those of
-:mod:`voxanon.training.acoustic` (``OUT/checkpoint.pt`` about every
+:mod:`voxanon.training.trainer` (:class:`Run`, :class:`TrainLog`; ``OUT/checkpoint.pt`` about every
 minute; rerunning the same command continues at the same step).
 ``OUT/model.pt`` (fp16, generator only) and ``OUT/model.json`` are written at the end.
 """
@@ -52,9 +52,9 @@ from voxanon.models.ltf.melmap import MelMap, MelPair
 from voxanon.models.ltf.model import LtfConfig, LtfNet, n_params
 from voxanon.models.ltf.speaker import SpeakerPredictor
 from voxanon.progress import Progress
-from voxanon.training.acoustic import Run, TrainLog
 from voxanon.training.acoustic_features import list_utterances
 from voxanon.training.asrbn import hold_out
+from voxanon.training.trainer import Run, StepTrainer
 
 SAMPLE_RATE = 16000
 INITS = ("universal", "scratch")
@@ -279,11 +279,58 @@ def train_ltf(train_dirs: list[str], out_dir: str, *, cfg: LtfConfig = LtfConfig
     return summary
 
 
+class LtfStep:
+    """One optimizer step of the recipe: random aligned segments, the content loss through the frozen encoder,
+    the FVQ loss and (with a predictor) the adversarial speaker loss; the learning rate decays once per epoch
+    (``per_epoch`` steps; ``step``: the steps already made).
+    :meth:`code_usage` gives the codebook usage since its last call."""
+
+    def __init__(self, net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, opt: torch.optim.Optimizer,
+                 params: list, items: list[Utterance], index: dict[str, int], frames: int, rng: np.random.Generator,
+                 settings: LtfSettings, device: str, per_epoch: int, step: int) -> None:
+        self.net, self.spk, self.judge, self.opt, self.params = net, spk, judge, opt, params
+        self.items, self.index, self.frames, self.rng, self.settings, self.device = items, index, frames, rng, settings, device
+        self.per_epoch, self.step = per_epoch, step
+        self.codes_seen: list[torch.Tensor] = []
+
+    def __call__(self) -> tuple[float, dict]:
+        """One step; its learning rate and loss terms."""
+        settings, judge, spk = self.settings, self.judge, self.spk
+        lr = settings.lr * settings.lr_decay ** (self.step // self.per_epoch)
+        for group in self.opt.param_groups:
+            group["lr"] = lr
+        content, original, who = (t.to(self.device) for t in sample(self.items, settings.batch_size, self.frames,
+                                                                     judge, self.rng, self.index))
+        out, codes, vq_loss, q = self.net(content)
+        with torch.no_grad():
+            target = judge.features(original)
+        l_c = content_loss(target, judge.features(out))
+        terms = {"l_c": l_c, "l_vq": vq_loss}
+        loss = settings.lambda_c * l_c + settings.lambda_vq * vq_loss
+        if spk is not None:
+            terms["l_s"] = F.cross_entropy(spk(q), who)
+            loss = loss + settings.lambda_s * terms["l_s"]
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.params, 10.0)
+        self.opt.step()
+        self.step += 1
+        self.codes_seen.append(codes.detach().cpu())
+        return lr, {k: v.item() for k, v in {"loss": loss, **terms}.items()}
+
+    def code_usage(self) -> dict:
+        """Codebook usage and perplexity of the codes drawn since the last call."""
+        used = usage(torch.cat([c.flatten() for c in self.codes_seen]), self.net.cfg.codebook_size)
+        self.codes_seen.clear()
+        return used
+
+
 def fit(net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, items: list[Utterance],
         valid_items: list[Utterance], index: dict[str, int], frames: int, run: Run, settings: LtfSettings,
         quiet: bool) -> dict:
-    """The training loop (resumable from ``run.resumed``); returns the loop's part of the summary."""
-    device, resumed, encoder = run.device, run.resumed, judge.encoder
+    """The recipe's step on a :class:`StepTrainer` (resumable from ``run.resumed``); returns the loop's part of the
+    summary."""
+    device, encoder = run.device, judge.encoder
     rng = np.random.default_rng(settings.seed)
     torch.manual_seed(settings.seed)
     encoder.to(device)
@@ -294,85 +341,40 @@ def fit(net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, items: list[Utt
     net = net.to(device).train()
     params = list(net.parameters()) + (list(spk.to(device).train().parameters()) if spk is not None else [])
     opt = torch.optim.AdamW(params, lr=settings.lr, betas=(0.8, 0.99))
-    step, seconds = 0, 0.0
-    if resumed is not None:
-        opt.load_state_dict(resumed["optimizer"])
-        step, seconds = int(resumed["step"]), float(resumed["seconds"])
-        rng.bit_generator.state = resumed["rng"]
     audio = sum(len(it.wav) for it in items)
     per_epoch = max(1, audio // (settings.batch_size * settings.segment))
-    total_steps = math.ceil(settings.epochs * per_epoch) if settings.epochs is not None else None
-    budget = settings.minutes * 60.0 if settings.minutes is not None else None
-    log = TrainLog(run.out / "train_log.jsonl", step if resumed is not None else None)
+    trainer = StepTrainer(run, opt, rng, total_steps=(math.ceil(settings.epochs * per_epoch)
+                                                      if settings.epochs is not None else None),
+                          minutes=settings.minutes, log_every=settings.log_every, valid_every_s=settings.valid_every_s,
+                          checkpoint_every_s=settings.checkpoint_every_s, valid_key="valid_l_c")
     valid = middle_segments(valid_items, frames, judge) if valid_items else None
     if not quiet:
-        print(f"{'resuming at step ' + str(step) if resumed else 'training'}: {len(items)} utterances "
+        print(f"{'resuming at step ' + str(trainer.step) if run.resumed else 'training'}: {len(items)} utterances "
               f"({audio / SAMPLE_RATE:.0f} s, {len(index)} speakers, {per_epoch} steps per epoch), "
               f"{len(valid_items)} valid, generator {n_params(net) / 1e6:.2f} M parameters"
               + (f", speaker predictor {n_params(spk) / 1e6:.2f} M" if spk is not None else "")
               + f", output {net.cfg.output} on {device}",
               file=sys.stderr, flush=True)
+    train_step = LtfStep(net, spk, judge, opt, params, items, index, frames, rng, settings, device, per_epoch,
+                         trainer.step)
 
-    def progress() -> float:
-        return step / total_steps if total_steps is not None else seconds / budget
+    def describe(record: dict) -> str:
+        return (f"step {record['step']} | L {record['loss']:.4f} | L_c {record['l_c']:.4f}"
+                + (f" | L_s {record['l_s']:.3f}" if "l_s" in record else "")
+                + f" | vq {record['l_vq']:.4f} | perplexity {record['perplexity']:.0f}"
+                + (f" | valid L_c {record['valid_l_c']:.4f}" if "valid_l_c" in record else ""))
 
-    def save() -> None:
-        save_atomic({"model": net.state_dict(), "speaker": spk.state_dict() if spk is not None else None,
-                     "optimizer": opt.state_dict(), "step": step, "seconds": seconds, "rng": rng.bit_generator.state,
-                     "config": dataclasses.asdict(net.cfg), "settings": dataclasses.asdict(settings),
-                     "speakers": sorted(index, key=index.get),
-                     "melmap": judge.mapping.state() if judge.mapping is not None else None}, run.out / "checkpoint.pt")
+    def payload() -> dict:
+        return {"model": net.state_dict(), "speaker": spk.state_dict() if spk is not None else None,
+                "config": dataclasses.asdict(net.cfg), "settings": dataclasses.asdict(settings),
+                "speakers": sorted(index, key=index.get),
+                "melmap": judge.mapping.state() if judge.mapping is not None else None}
 
-    session, last_valid, last_ckpt = time.monotonic() - seconds, -math.inf, seconds
-    sums: dict[str, float] = {}
-    codes_seen: list[torch.Tensor] = []
-    while progress() < 1.0:
-        lr = settings.lr * settings.lr_decay ** (step // per_epoch)
-        for group in opt.param_groups:
-            group["lr"] = lr
-        content, original, who = (t.to(device) for t in sample(items, settings.batch_size, frames, judge, rng, index))
-        out, codes, vq_loss, q = net(content)
-        with torch.no_grad():
-            target = judge.features(original)
-        l_c = content_loss(target, judge.features(out))
-        terms = {"l_c": l_c, "l_vq": vq_loss}
-        loss = settings.lambda_c * l_c + settings.lambda_vq * vq_loss
-        if spk is not None:
-            terms["l_s"] = F.cross_entropy(spk(q), who)
-            loss = loss + settings.lambda_s * terms["l_s"]
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 10.0)
-        opt.step()
-        step += 1
-        for k, v in {"loss": loss, **terms}.items():
-            sums[k] = sums.get(k, 0.0) + v.item()
-        sums["n"] = sums.get("n", 0) + 1
-        codes_seen.append(codes.detach().cpu())
-        seconds = time.monotonic() - session
-        done = progress() >= 1.0
-        if step % settings.log_every == 0 or done:
-            n = sums.pop("n")
-            record = {"step": step, **{k: round(v / n, 5) for k, v in sums.items()},
-                      **usage(torch.cat([c.flatten() for c in codes_seen]), net.cfg.codebook_size),
-                      "lr": lr, "seconds": round(seconds, 1)}
-            sums, codes_seen = {}, []
-            if valid is not None and (seconds - last_valid >= settings.valid_every_s or done):
-                record["valid_l_c"] = round(valid_loss(net, judge, valid, device, settings.batch_size), 5)
-                last_valid = seconds
-                seconds = time.monotonic() - session
-            log.add(record)
-            if not quiet:
-                print(f"step {step} | L {record['loss']:.4f} | L_c {record['l_c']:.4f}"
-                      + (f" | L_s {record['l_s']:.3f}" if "l_s" in record else "")
-                      + f" | vq {record['l_vq']:.4f} | perplexity {record['perplexity']:.0f}"
-                      + (f" | valid L_c {record['valid_l_c']:.4f}" if "valid_l_c" in record else "")
-                      + f" | {seconds / 60:.1f} min | {100 * min(progress(), 1.0):.0f} %", file=sys.stderr, flush=True)
-        if seconds - last_ckpt >= settings.checkpoint_every_s or done:
-            save()
-            last_ckpt = seconds
-    last = next((r for r in reversed(log.records)), {})
-    return {"steps": step, "steps_per_epoch": per_epoch, "train_seconds": round(seconds, 1),
+    records = trainer.run(train_step, payload, extra=train_step.code_usage, describe=None if quiet else describe,
+                          validate=(lambda: valid_loss(net, judge, valid, device, settings.batch_size))
+                          if valid is not None else None)
+    last = next((r for r in reversed(records)), {})
+    return {"steps": trainer.step, "steps_per_epoch": per_epoch, "train_seconds": round(trainer.seconds, 1),
             "parameters": n_params(net), "speaker_parameters": n_params(spk) if spk is not None else 0,
             "final_l_c": last.get("l_c"), "final_perplexity": last.get("perplexity"),
-            "final_valid_l_c": next((r["valid_l_c"] for r in reversed(log.records) if "valid_l_c" in r), None)}
+            "final_valid_l_c": next((r["valid_l_c"] for r in reversed(records) if "valid_l_c" in r), None)}

@@ -156,7 +156,8 @@ class TrainProbe(_Probe):
     def run(self, data, env):
 
         from voxanon.data.kaldi import read_data_dir
-        from voxanon.evaluation.asv_training import TrainConfig, train_ecapa
+        from voxanon.evaluation.attacker_training import train_ecapa
+        from voxanon.training.asv import TrainConfig
 
         root = Path(self.settings.root)
         cfg = TrainConfig(model=TINY_ECAPA, epochs=2, batch_size=8, chunk_seconds=0.5, val_fraction=0.25)

@@ -107,7 +107,7 @@ def test_rungs_need_training_and_dev_sets(system):
 
 
 def test_a_rung_trains_once_per_system_for_every_split_and_again_when_its_data_change(tmp_path, system, monkeypatch):
-    from voxanon.evaluation import asv_training
+    from voxanon.evaluation import attacker_training
     from voxanon.evaluation.ladder import LadderEvaluator
 
     calls = []
@@ -117,7 +117,7 @@ def test_a_rung_trains_once_per_system_for_every_split_and_again_when_its_data_c
         return Path(out) / "best.pt", [{"epoch": 1, "loss": 2.0, "val_eer": 30.0},
                                        {"epoch": 2, "loss": 1.0, "val_eer": 20.0}]
 
-    monkeypatch.setattr(asv_training, "train_ecapa", fake_train)
+    monkeypatch.setattr(attacker_training, "train_ecapa", fake_train)
     env = Env(tmp_path / "cache", quiet=True)
     dev_ev, test_ev = LadderEvaluator.plan(_run(splits=("dev", "test"), rungs=("AA-semi",)))
     assert dev_ev.slot == ("AA-semi", "dev") and test_ev.slot == ("AA-semi", "test")

@@ -12,7 +12,8 @@ from voxanon.anonymizers.pseudo import make_generator
 from voxanon.anonymizers.pseudo.f3va import mix_latents
 from voxanon.anonymizers.pseudo.pool import unit_rows
 from voxanon.errors import ConfigError
-from voxanon.models.flow import FlowError, integrate, load_flow, save_flow, train_flow
+from voxanon.models.flow import FlowError, integrate, load_flow, save_flow
+from voxanon.training.flow import train_flow
 
 
 @pytest.fixture(scope="module")

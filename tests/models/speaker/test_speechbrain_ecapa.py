@@ -10,11 +10,10 @@ import numpy as np
 import pytest
 import torch
 
+from tests.helpers.speechbrain_ecapa_checkpoint import speechbrain_state_dict
 from voxanon.audio.synthetic import speech_like
 from voxanon.models.speaker import EncoderError, load_encoder
 from voxanon.models.speaker.speechbrain_ecapa import load_speechbrain_ecapa
-
-from tests.helpers.speechbrain_ecapa_checkpoint import speechbrain_state_dict
 
 torch.set_num_threads(1)
 

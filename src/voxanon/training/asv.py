@@ -1,4 +1,4 @@
-"""Training the semi-informed attacker: an ECAPA-TDNN from scratch on a (anonymized) data directory.
+"""Recipe of the semi-informed attacker: an ECAPA-TDNN from scratch on a (anonymized) data directory.
 
 As the VPC 2024 attacker: random fixed-length chunks (3 s), additive angular
 margin softmax (margin 0.2, scale 30), Adam with a triangular cyclic learning
@@ -9,17 +9,20 @@ Log-mel features of every utterance are computed once and held in memory
 (float16), so an epoch costs only the network; this suits corpora up to a few
 tens of hours (about 29 MB per hour of audio).
 
-``OUT/last.pt`` (model, classifier, optimizer, scheduler, epoch, RNG states,
-history) is rewritten atomically after each epoch, so an interrupted run
-resumes where it stopped; ``OUT/best.pt`` is a plain ECAPA checkpoint usable
-as ``ecapa:OUT/best.pt``.
+The loop runs on :class:`~voxanon.training.trainer.Trainer`: ``OUT/last.pt``
+(model, classifier, optimizer, scheduler, epoch, RNG states, history) is
+rewritten atomically after each epoch, so an interrupted run resumes where it
+stopped; ``OUT/best.pt`` is a plain ECAPA checkpoint usable as
+``ecapa:OUT/best.pt``. The attacker ladder's dev-trial selection is
+:mod:`voxanon.evaluation.attacker_training`.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,18 +32,15 @@ from torch import nn
 
 from voxanon.audio.io import AudioError, load_audio, resample
 from voxanon.data.kaldi import DataDir, DataError
-from voxanon.evaluation.dev_selection import as_data_dir, dev_eer
-from voxanon.evaluation.embeddings import vpc_normalize
 from voxanon.metrics import compute_eer
-from voxanon.models.checkpoint import save_atomic
 from voxanon.models.fbank import Fbank
 from voxanon.models.speaker.ecapa import (
     EcapaConfig,
-    EcapaEncoder,
     EcapaTdnn,
     save_ecapa,
 )
 from voxanon.progress import Progress
+from voxanon.training.trainer import Budget, Trainer
 
 
 @dataclass
@@ -116,8 +116,9 @@ def split_utterances(data: DataDir, val_fraction: float, seed: int) -> tuple[lis
     return sorted(train), sorted(val)
 
 
-def compute_features(data: DataDir, utts: list[str], fbank: Fbank, quiet: bool = False) -> dict[str, np.ndarray]:
-    """Log-mel features (float16, frames × mels) of each utterance, after :func:`vpc_normalize` (as at scoring)."""
+def compute_features(data: DataDir, utts: list[str], fbank: Fbank, preprocess: Callable[[np.ndarray], np.ndarray],
+                     quiet: bool = False) -> dict[str, np.ndarray]:
+    """Log-mel features (float16, frames × mels) of each utterance, after ``preprocess`` (as at scoring)."""
     progress = Progress(len(utts), "features", quiet=quiet)
     feats = {}
     for utt in utts:
@@ -125,7 +126,7 @@ def compute_features(data: DataDir, utts: list[str], fbank: Fbank, quiet: bool =
             wav, sr = load_audio(data.wav_scp[utt])
         except AudioError as exc:
             raise AudioError(f"{data.path}: utterance {utt!r}: {exc}") from exc
-        wav = resample(vpc_normalize(wav), sr, fbank.cfg.sample_rate)
+        wav = resample(preprocess(wav), sr, fbank.cfg.sample_rate)
         with torch.inference_mode():
             f, _ = fbank(torch.from_numpy(wav)[None])
         feats[utt] = f[0].numpy().astype(np.float16)
@@ -180,47 +181,75 @@ def validation_eer(model: EcapaTdnn, feats: list[np.ndarray], labels: list[str],
 VAL_REFERENCE_UTTS = 3
 
 
+@dataclass
+class EcapaEpoch:
+    """One epoch of the recipe: every training utterance ``chunks_per_utt`` times in shuffled batches of random
+    chunks, AAM softmax, Adam with the cyclic learning rate stepped after every batch."""
+
+    model: EcapaTdnn
+    loss_fn: AAMSoftmax
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.CyclicLR
+    rng: np.random.Generator
+    feats: list[np.ndarray]
+    labels: np.ndarray
+    cfg: TrainConfig
+    n_chunk: int
+    steps: int
+    device: str
+    quiet: bool
+
+    def __call__(self, epoch: int) -> dict:
+        """Train epoch ``epoch``; its mean loss and last learning rate."""
+        cfg = self.cfg
+        self.model.train()
+        order = self.rng.permutation(np.tile(np.arange(len(self.feats)), cfg.chunks_per_utt))
+        progress = Progress(self.steps, f"epoch {epoch}/{cfg.epochs}", quiet=self.quiet)
+        total = 0.0
+        for step in range(self.steps):
+            idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
+            x = torch.from_numpy(sample_chunks([self.feats[i] for i in idx], self.n_chunk, self.rng)).to(self.device)
+            y = torch.from_numpy(self.labels[idx]).to(self.device)
+            loss = self.loss_fn(self.model(x), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            self.scheduler.step()
+            total += loss.item()
+            progress.desc = f"epoch {epoch}/{cfg.epochs} loss {total / (step + 1):.3f}"
+            progress.update(audio_seconds=len(idx) * cfg.chunk_seconds)
+        progress.close()
+        return {"loss": total / self.steps, "lr": self.scheduler.get_last_lr()[0]}
+
+
+def _references(data: DataDir, speakers: list[str], in_train: set[str],
+                feats: dict[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
+    """Features and speakers of the first :data:`VAL_REFERENCE_UTTS` training utterances of each speaker."""
+    utts = [u for spk in speakers for u in [v for v in data.spk2utt[spk] if v in in_train][:VAL_REFERENCE_UTTS]]
+    return [feats[u] for u in utts], [data.utt2spk[u] for u in utts]
+
+
 def _resumable(cfg: TrainConfig) -> dict:
     """Settings a resumed run must share with the interrupted one (the epoch count may grow)."""
     return {k: v for k, v in asdict(cfg).items() if k != "epochs"}
 
 
-def restore_training(last: Path, expected: dict, stateful: dict, rng: np.random.Generator, keys) -> dict:
-    """Resume from ``last``: check its ``expected`` entries, restore the state dicts of ``stateful``
-    (entry name -> object) and the numpy/torch RNGs, and return its entries ``keys``.
-
-    Raises
-    ------
-    DataError
-        An unreadable checkpoint, or one made with other data or settings.
-    """
-    try:
-        ckpt = torch.load(last, map_location="cpu", weights_only=False)
-        if any(ckpt.get(k) != v for k, v in expected.items()):
-            raise ValueError("it was made with other data or settings")
-        for name, obj in stateful.items():
-            obj.load_state_dict(ckpt[name])
-        rng.bit_generator.state = ckpt["numpy_rng"]
-        torch.set_rng_state(ckpt["torch_rng"])
-        return {k: ckpt[k] for k in keys}
-    except Exception as exc:
-        raise DataError(f"{last}: cannot resume ({type(exc).__name__}: {exc}); "
-                        "delete it to start over, or use another output directory") from exc
-
-
-def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig = TrainConfig(), *,
-                   dev: tuple | None = None, device: str = "cpu", quiet: bool = False) -> dict:
+def fit_ecapa(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig = TrainConfig(), *,
+              preprocess: Callable[[np.ndarray], np.ndarray],
+              validate: Callable[[EcapaTdnn, int], float] | None = None, device: str = "cpu",
+              quiet: bool = False) -> dict:
     """Train (or resume) the attacker ECAPA on ``data``; returns the training summary.
 
-    ``dev`` = (enrollment dir, [trial dirs]): the epoch's validation EER is then
-    the mean per-gender EER on those dev trials (as the VPC selects), else on
-    the held-out training utterances (:func:`validation_eer`). ``best.pt`` is
-    the epoch with the lowest validation EER.
+    ``preprocess`` is applied to every waveform before its features (as at scoring). ``validate(model, epoch)``
+    gives the epoch's validation EER (e.g. on dev trials, as the VPC selects); without it, the EER of the
+    held-out training utterances (:func:`validation_eer`). ``best.pt`` is the epoch with the lowest EER.
 
     Raises
     ------
     DataError
-        Fewer than two speakers, or neither ``dev`` nor held-out validation utterances (too few per speaker).
+        Fewer than two speakers, or neither ``validate`` nor held-out validation utterances (too few per speaker).
+    CheckpointError
+        ``last.pt`` cannot be read or was made with other data or settings.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -229,13 +258,13 @@ def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig =
         raise DataError(f"{data.path}: the training set has {len(speakers)} speaker(s) "
                         f"({', '.join(speakers) or 'none'}); speaker training needs at least two")
     train_utts, val_utts = split_utterances(data, cfg.val_fraction, cfg.seed)
-    if not val_utts and dev is None:  # with dev trials, the held-out utterances are not used
+    if not val_utts and validate is None:  # with a validation function, the held-out utterances are not used
         raise DataError(f"{data.path}: no validation utterances for an EER; give dev trials, "
                         "or speakers need more utterances each, or raise val_fraction")
     torch.manual_seed(cfg.seed)
     fbank = Fbank()
     n_chunk = int(cfg.chunk_seconds * fbank.cfg.sample_rate) // fbank.cfg.hop_length + 1
-    feats = compute_features(data, train_utts + val_utts, fbank, quiet=quiet)
+    feats = compute_features(data, train_utts + val_utts, fbank, preprocess, quiet=quiet)
     short = [u for u in train_utts if len(feats[u]) < n_chunk]
     if short and not quiet:
         print(f"{len(short)} training utterance(s) shorter than {cfg.chunk_seconds} s are tiled (repeated) "
@@ -251,68 +280,36 @@ def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig =
         step_size_up=cfg.step_size or max(1, int(cfg.cycle_epochs * steps_per_epoch / 2)),
         cycle_momentum=False)
     rng = np.random.default_rng(cfg.seed)
-    state = {"epoch": 0, "best_eer": None, "history": []}
-    last = out / "last.pt"
-    if last.is_file():
-        state = restore_training(last, {"speakers": speakers, "val_utts": val_utts, "train_config": _resumable(cfg)},
-                                 {"model": model, "classifier": loss_fn, "optimizer": optimizer,
-                                  "scheduler": scheduler}, rng, state)
-        if not quiet:
-            print(f"resuming after epoch {state['epoch']} from {last}")
+    trainer = Trainer(Budget(epochs=cfg.epochs),
+                      state={"model": model, "classifier": loss_fn, "optimizer": optimizer, "scheduler": scheduler},
+                      rngs={"batches": rng}, checkpoint=out / "last.pt",
+                      identity={"speakers": speakers, "val_utts": [str(u) for u in val_utts],
+                                "train_config": _resumable(cfg)},
+                      columns=("epoch", "loss", "val_eer", "lr"))
+    if trainer.resume() and not quiet:
+        print(f"resuming after epoch {trainer.epoch} from {trainer.checkpoint}")
     train_feats = [feats[u] for u in train_utts]
     train_labels = np.array([spk_index[data.utt2spk[u]] for u in train_utts])
     val_feats, val_labels = [feats[u] for u in val_utts], [data.utt2spk[u] for u in val_utts]
-    in_train = set(train_utts)
-    ref_utts = [u for spk in speakers for u in [v for v in data.spk2utt[spk] if v in in_train][:VAL_REFERENCE_UTTS]]
-    ref_feats, ref_labels = [feats[u] for u in ref_utts], [data.utt2spk[u] for u in ref_utts]
-    for epoch in range(state["epoch"] + 1, cfg.epochs + 1):
-        model.train()
-        order = rng.permutation(np.tile(np.arange(len(train_utts)), cfg.chunks_per_utt))
-        progress = Progress(steps_per_epoch, f"epoch {epoch}/{cfg.epochs}", quiet=quiet)
-        total = 0.0
-        for step in range(steps_per_epoch):
-            idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
-            x = torch.from_numpy(sample_chunks([train_feats[i] for i in idx], n_chunk, rng)).to(device)
-            y = torch.from_numpy(train_labels[idx]).to(device)
-            loss = loss_fn(model(x), y)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            scheduler.step()
-            total += loss.item()
-            progress.desc = f"epoch {epoch}/{cfg.epochs} loss {total / (step + 1):.3f}"
-            progress.update(audio_seconds=len(idx) * cfg.chunk_seconds)
-        progress.close()
-        if dev is None:
-            eer = validation_eer(model, val_feats, val_labels, ref_feats, ref_labels, device)
-        else:
-            model.eval()
-            eer = dev_eer(EcapaEncoder(model, name=f"training-epoch-{epoch}", device=device), *dev)
-        state["history"].append({"epoch": epoch, "loss": total / steps_per_epoch, "val_eer": eer,
-                                 "lr": scheduler.get_last_lr()[0]})
-        if state["best_eer"] is None or eer < state["best_eer"]:
-            state["best_eer"] = eer
-            save_ecapa(out / "best.pt", model, epoch=epoch, val_eer=eer, speakers=speakers)
-        state["epoch"] = epoch
-        save_atomic({"model": model.state_dict(), "classifier": loss_fn.state_dict(),
-                      "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                      "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
-                      "speakers": speakers, "val_utts": val_utts, "train_config": _resumable(cfg), **state}, last)
+    ref_feats, ref_labels = _references(data, speakers, set(train_utts), feats)
+
+    def score(epoch: int) -> float:
+        if validate is None:
+            return validation_eer(model, val_feats, val_labels, ref_feats, ref_labels, device)
+        model.eval()
+        return validate(model, epoch)
+
+    def report(record: dict) -> None:
         if not quiet:
-            print(f"epoch {epoch}: loss {total / steps_per_epoch:.3f}, validation EER {eer:.2f} % "
-                  f"(best {state['best_eer']:.2f} %)")
+            print(f"epoch {record['epoch']}: loss {record['loss']:.3f}, validation EER {record['val_eer']:.2f} % "
+                  f"(best {trainer.best:.2f} %)")
+
+    train_epoch = EcapaEpoch(model, loss_fn, optimizer, scheduler, rng, train_feats, train_labels, cfg, n_chunk,
+                             steps_per_epoch, device, quiet)
+    trainer.run(train_epoch, score,
+                on_best=lambda epoch, eer: save_ecapa(out / "best.pt", model, epoch=epoch, val_eer=eer,
+                                                      speakers=speakers),
+                after_epoch=report)
     return {"out_dir": str(out), "speakers": len(speakers), "train_utts": len(train_utts),
-            "val_utts": len(val_utts), "short_utts_tiled": short, **state}
-
-
-def train_ecapa(train_dir, dev_enroll, dev_trials: list, settings: TrainConfig, out_dir: str | os.PathLike, *,
-                seed: int = 0, device: str = "cpu", quiet: bool = False) -> tuple[Path, list[dict]]:
-    """Rung (c) of the attacker ladder: ECAPA-TDNN from scratch, selected on the dev trials.
-
-    Returns ``OUT/best.pt`` (usable as ``ecapa:OUT/best.pt``) and the training log
-    (per epoch: ``epoch``, ``loss``, ``val_eer`` on dev, ``lr``).
-    """
-    summary = train_attacker(as_data_dir(train_dir), out_dir, replace(settings, seed=seed),
-                             dev=(as_data_dir(dev_enroll), [as_data_dir(t) for t in dev_trials]),
-                             device=device, quiet=quiet)
-    return Path(out_dir) / "best.pt", summary["history"]
+            "val_utts": len(val_utts), "short_utts_tiled": short, "epoch": trainer.epoch,
+            "best_eer": trainer.best, "history": trainer.history}

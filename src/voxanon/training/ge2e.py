@@ -1,6 +1,6 @@
-"""Rung (b) of the attacker ladder: the pretrained GE2E encoder fine-tuned on (anonymized) speech.
+"""Recipe of rung (b) of the attacker ladder: the pretrained GE2E encoder fine-tuned on (anonymized) speech.
 
-Each utterance is preprocessed as at scoring (:func:`vpc_normalize`, then the
+Each utterance is preprocessed as at scoring (the caller's preprocessing, then the
 encoder's own volume normalisation and silence trimming) and turned into
 log-mel frames once. A step draws ``N`` speakers and ``M`` utterances of each,
 one random 1.6 s partial per utterance (shorter ones tiled), and minimises
@@ -11,9 +11,10 @@ one random 1.6 s partial per utterance (shorter ones tiled), and minimises
 * ``loss="aam"``: additive angular margin softmax over the training speakers
   (margin 0.2, scale 30, as the ECAPA attacker).
 
-Adam with a small learning rate; after every epoch the dev EER (mean over
-genders, cosine scoring of the VPC trials) is measured and the best epoch kept
-as ``OUT/best.pt`` in resemblyzer's format (``ge2e:OUT/best.pt``).
+Adam with a small learning rate, on :class:`~voxanon.training.trainer.Trainer`;
+after every epoch the caller's validation EER (the ladder: dev trials,
+:mod:`voxanon.evaluation.attacker_training`) is measured and the best epoch
+kept as ``OUT/best.pt`` in resemblyzer's format (``ge2e:OUT/best.pt``).
 ``OUT/last.pt`` holds everything needed to resume, rewritten atomically.
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -32,12 +34,11 @@ from torch import nn
 from voxanon.audio.io import AudioError, load_audio, resample
 from voxanon.data.kaldi import DataDir, DataError
 from voxanon.errors import ConfigError
-from voxanon.evaluation.asv_training import AAMSoftmax, restore_training
-from voxanon.evaluation.dev_selection import as_data_dir, dev_eer
-from voxanon.evaluation.embeddings import vpc_normalize
 from voxanon.models.checkpoint import save_atomic
 from voxanon.models.speaker.ge2e import GE2EEncoder
 from voxanon.progress import Progress
+from voxanon.training.asv import AAMSoftmax
+from voxanon.training.trainer import Budget, Trainer
 
 #: frames of one partial (1.6 s at 10 ms), as the pretrained model was trained and is used
 PARTIAL_FRAMES = 160
@@ -83,8 +84,9 @@ class GE2ELoss(nn.Module):
         return F.cross_entropy(logits.reshape(n * m, n), labels)
 
 
-def utterance_mels(data: DataDir, encoder: GE2EEncoder, quiet: bool = False) -> dict[str, np.ndarray]:
-    """Log-mel frames of every utterance, preprocessed as the encoder does at scoring."""
+def utterance_mels(data: DataDir, encoder: GE2EEncoder, preprocess: Callable[[np.ndarray], np.ndarray],
+                   quiet: bool = False) -> dict[str, np.ndarray]:
+    """Log-mel frames of every utterance, after ``preprocess`` and the encoder's own preprocessing (as at scoring)."""
     progress = Progress(len(data.wav_scp), "GE2E features", quiet=quiet)
     mels = {}
     for utt in sorted(data.wav_scp):
@@ -92,7 +94,7 @@ def utterance_mels(data: DataDir, encoder: GE2EEncoder, quiet: bool = False) -> 
             wav, sr = load_audio(data.wav_scp[utt])
         except AudioError as exc:
             raise AudioError(f"{data.path}: utterance {utt!r}: {exc}") from exc
-        wav = encoder.preprocess(resample(vpc_normalize(wav), sr, encoder.sample_rate))
+        wav = encoder.preprocess(resample(preprocess(wav), sr, encoder.sample_rate))
         mels[utt] = encoder.mel(wav).astype(np.float32)
         progress.update(audio_seconds=len(wav) / encoder.sample_rate)
     progress.close()
@@ -106,21 +108,65 @@ def _partial(mel: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return mel[start:start + PARTIAL_FRAMES]
 
 
-def train_ge2e(train_dir, dev_enroll, dev_trials: list, settings: FinetuneSettings, out_dir: str | os.PathLike, *,
-               seed: int = 0, device: str = "cpu", quiet: bool = False) -> tuple[Path, list[dict]]:
-    """Fine-tune the pretrained GE2E on ``train_dir`` (or resume); returns ``OUT/best.pt`` and the log.
+@dataclass
+class Ge2eEpoch:
+    """One epoch of the recipe: ``steps`` batches of ``n`` random speakers x ``m`` random utterances (one partial
+    each), the GE2E or AAM loss, gradient clipping at 3."""
 
-    The log has one entry per epoch (``epoch``, ``loss``, ``val_eer`` on dev),
-    preceded by epoch 0: the pretrained model's dev EER, which is kept as
-    ``best.pt`` when no epoch beats it.
+    model: nn.Module
+    loss_fn: nn.Module
+    optimizer: torch.optim.Optimizer
+    rng: np.random.Generator
+    mels: dict[str, np.ndarray]
+    spk_utts: list[list[str]]
+    n: int
+    m: int
+    steps: int
+    settings: FinetuneSettings
+    device: str
+    quiet: bool
+
+    def __call__(self, epoch: int) -> dict:
+        """Train epoch ``epoch``; its mean loss."""
+        n, m, rng, device = self.n, self.m, self.rng, self.device
+        self.model.train()
+        total = 0.0
+        progress = Progress(self.steps, f"epoch {epoch}/{self.settings.epochs}", quiet=self.quiet)
+        for _ in range(self.steps):
+            chosen = rng.choice(len(self.spk_utts), n, replace=False)
+            batch = [_partial(self.mels[u], rng) for k in chosen
+                     for u in rng.choice(self.spk_utts[k], m, replace=len(self.spk_utts[k]) < m)]
+            emb = self.model(torch.from_numpy(np.stack(batch)).to(device))
+            if self.settings.loss == "ge2e":
+                loss = self.loss_fn(emb.reshape(n, m, -1))
+            else:
+                loss = self.loss_fn(emb, torch.from_numpy(np.repeat(chosen, m)).to(device))
+            self.optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), 3.0)
+            self.optimizer.step()
+            total += loss.item()
+            progress.update()
+        progress.close()
+        return {"loss": total / self.steps}
+
+
+def finetune_ge2e(train: DataDir, settings: FinetuneSettings, out_dir: str | os.PathLike, *,
+                  validate: Callable[[GE2EEncoder], float], preprocess: Callable[[np.ndarray], np.ndarray],
+                  seed: int = 0, device: str = "cpu", quiet: bool = False) -> tuple[Path, list[dict]]:
+    """Fine-tune the pretrained GE2E on ``train`` (or resume); returns ``OUT/best.pt`` and the log.
+
+    ``validate(encoder)`` gives the EER (%) that selects the best epoch; ``preprocess`` is applied to every
+    waveform first (as at scoring). The log has one entry per epoch (``epoch``, ``loss``, ``val_eer``),
+    preceded by epoch 0: the pretrained model's EER, which is kept as ``best.pt`` when no epoch beats it.
 
     Raises
     ------
     DataError
-        Fewer than two training speakers, or a resume checkpoint made with other data or settings.
+        Fewer than two training speakers.
+    CheckpointError
+        ``last.pt`` cannot be read or was made with other data or settings.
     """
-    train = as_data_dir(train_dir)
-    dev = (as_data_dir(dev_enroll), [as_data_dir(t) for t in dev_trials])
     speakers = sorted(train.spk2utt)
     if len(speakers) < 2:
         raise DataError(f"{train.path}: fine-tuning needs at least two speakers, found {len(speakers)}")
@@ -138,48 +184,24 @@ def train_ge2e(train_dir, dev_enroll, dev_trials: list, settings: FinetuneSettin
     torch.manual_seed(seed)
     identity = {"settings": {k: v for k, v in asdict(settings).items() if k != "epochs"}, "speakers": speakers,
                 "seed": seed}
-    state = {"epoch": 0, "best_eer": None, "history": []}
-    last = out / "last.pt"
-    if last.is_file():
-        state = restore_training(last, {"identity": identity},
-                                 {"model": model, "loss": loss_fn, "optimizer": optimizer}, rng, state)
-    else:
-        eer = dev_eer(encoder, *dev)
-        state.update(best_eer=eer, history=[{"epoch": 0, "loss": None, "val_eer": eer}])
-        save_atomic({"model_state": model.state_dict(), "epoch": 0, "val_eer": eer}, out / "best.pt")
+    trainer = Trainer(Budget(epochs=settings.epochs), state={"model": model, "loss": loss_fn, "optimizer": optimizer},
+                      rngs={"batches": rng}, checkpoint=out / "last.pt", identity=identity,
+                      columns=("epoch", "loss", "val_eer"))
+
+    def keep(epoch: int, eer: float) -> None:
+        save_atomic({"model_state": model.state_dict(), "epoch": epoch, "val_eer": eer}, out / "best.pt")
+
+    trainer.resume()
+    trainer.baseline(lambda epoch: validate(encoder), keep, loss=None)
+    if not trainer.resumed and not quiet:
+        print(f"pretrained GE2E: dev EER {trainer.best:.2f} %")
+    mels = utterance_mels(train, encoder, preprocess, quiet=quiet) if trainer.epoch < settings.epochs else {}
+    def report(record: dict) -> None:
         if not quiet:
-            print(f"pretrained GE2E: dev EER {eer:.2f} %")
-    mels = utterance_mels(train, encoder, quiet=quiet) if state["epoch"] < settings.epochs else {}
-    spk_utts = [train.spk2utt[s] for s in speakers]
-    for epoch in range(state["epoch"] + 1, settings.epochs + 1):
-        model.train()
-        total = 0.0
-        progress = Progress(steps, f"epoch {epoch}/{settings.epochs}", quiet=quiet)
-        for _ in range(steps):
-            chosen = rng.choice(len(speakers), n, replace=False)
-            batch = [_partial(mels[u], rng) for k in chosen
-                     for u in rng.choice(spk_utts[k], m, replace=len(spk_utts[k]) < m)]
-            emb = model(torch.from_numpy(np.stack(batch)).to(device))
-            if settings.loss == "ge2e":
-                loss = loss_fn(emb.reshape(n, m, -1))
-            else:
-                loss = loss_fn(emb, torch.from_numpy(np.repeat(chosen, m)).to(device))
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 3.0)
-            optimizer.step()
-            total += loss.item()
-            progress.update()
-        progress.close()
-        eer = dev_eer(encoder, *dev)
-        state["history"].append({"epoch": epoch, "loss": total / steps, "val_eer": eer})
-        if eer < state["best_eer"]:
-            state["best_eer"] = eer
-            save_atomic({"model_state": model.state_dict(), "epoch": epoch, "val_eer": eer}, out / "best.pt")
-        state["epoch"] = epoch
-        save_atomic({"model": model.state_dict(), "loss": loss_fn.state_dict(), "optimizer": optimizer.state_dict(),
-                     "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
-                     "identity": identity, **state}, last)
-        if not quiet:
-            print(f"epoch {epoch}: loss {total / steps:.3f}, dev EER {eer:.2f} % (best {state['best_eer']:.2f} %)")
-    return out / "best.pt", state["history"]
+            print(f"epoch {record['epoch']}: loss {record['loss']:.3f}, dev EER {record['val_eer']:.2f} % "
+                  f"(best {trainer.best:.2f} %)")
+
+    train_epoch = Ge2eEpoch(model, loss_fn, optimizer, rng, mels, [train.spk2utt[s] for s in speakers], n, m, steps,
+                            settings, device, quiet)
+    history = trainer.run(train_epoch, lambda epoch: validate(encoder), keep, report)
+    return out / "best.pt", history

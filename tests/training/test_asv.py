@@ -1,21 +1,22 @@
-"""Attacker training on generated multi-speaker audio: learns, resumes, rejects bad input."""
+"""The ECAPA attacker recipe on generated multi-speaker audio: learns, resumes, rejects bad input."""
 
 import numpy as np
 import pytest
 import torch
 
-from tests.helpers.speaker_corpus import TINY_ECAPA, make_corpus, trial_dirs
+from tests.helpers.speaker_corpus import TINY_ECAPA, make_corpus
 from voxanon.audio.synthetic import speech_like
 from voxanon.data.kaldi import DataDir, DataError
-from voxanon.evaluation.asv_training import (
+from voxanon.evaluation.attacker_training import train_attacker
+from voxanon.models.speaker import load_encoder
+from voxanon.models.speaker.ecapa import EcapaConfig
+from voxanon.training.asv import (
     AAMSoftmax,
     TrainConfig,
     sample_chunks,
     split_utterances,
-    train_attacker,
 )
-from voxanon.models.speaker import load_encoder
-from voxanon.models.speaker.ecapa import EcapaConfig
+from voxanon.training.trainer import CheckpointError
 
 torch.set_num_threads(1)
 
@@ -45,8 +46,8 @@ def test_resume_is_exact(tmp_path):
     train_attacker(data, tmp_path / "b", TrainConfig(**{**cfg.__dict__, "epochs": 1}), quiet=True)
     resumed = train_attacker(data, tmp_path / "b", cfg, quiet=True)
     assert resumed["history"] == straight["history"]
-    a = torch.load(tmp_path / "a" / "last.pt", weights_only=False)["model"]
-    b = torch.load(tmp_path / "b" / "last.pt", weights_only=False)["model"]
+    a = torch.load(tmp_path / "a" / "last.pt", weights_only=True)["states"]["model"]
+    b = torch.load(tmp_path / "b" / "last.pt", weights_only=True)["states"]["model"]
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
@@ -68,7 +69,7 @@ def test_corrupt_resume_checkpoint(tmp_path):
     data = make_corpus(tmp_path / "data", n_spk=2, n_utt=4, dur=0.3)
     (tmp_path / "o").mkdir()
     (tmp_path / "o" / "last.pt").write_bytes(b"garbage")
-    with pytest.raises(DataError, match="cannot resume"):
+    with pytest.raises(CheckpointError, match="last.pt cannot be read"):
         train_attacker(data, tmp_path / "o", TrainConfig(model=TINY_ECAPA, epochs=1, chunk_seconds=0.5,
                                                         val_fraction=0.5), quiet=True)
 
@@ -98,32 +99,3 @@ def test_vpc_recipe_settings():
     assert (cfg.batch_size, cfg.lr_min, cfg.lr_max, cfg.weight_decay, cfg.step_size) == (256, 1e-8, 1e-2, 2e-6, 65000)
     assert EcapaConfig.full().channels[0] == 1024  # speechbrain's VoxCeleb model, not the VPC attacker
     assert TrainConfig.vpc(step_size=7).step_size == 7
-
-
-def test_train_ecapa_selects_on_dev_trials(tmp_path):
-    from voxanon.evaluation.asv_training import train_ecapa
-    from voxanon.evaluation.dev_selection import dev_eer
-
-    train = make_corpus(tmp_path / "train", n_spk=4, n_utt=4, dur=0.6)
-    dev = make_corpus(tmp_path / "dev", n_spk=4, n_utt=4, dur=0.6)
-    enroll, trials = trial_dirs(tmp_path, dev)
-    cfg = TrainConfig(model=TINY_ECAPA, epochs=2, batch_size=8, chunk_seconds=0.5, val_fraction=0.25)
-    best, log = train_ecapa(train, enroll, [trials], cfg, tmp_path / "out", seed=3, quiet=True)
-    assert [h["epoch"] for h in log] == [1, 2] and all({"loss", "val_eer"} <= set(h) for h in log)
-    chosen = torch.load(best, weights_only=True)
-    assert chosen["val_eer"] == min(h["val_eer"] for h in log)
-    assert dev_eer(load_encoder(f"ecapa:{best}"), enroll, [trials]) == pytest.approx(chosen["val_eer"], abs=1e-6)
-
-
-def test_dev_trials_need_no_held_out_training_utterances(tmp_path):
-    # two utterances a speaker (the Kokoro corpus's small size) leave no validation split at 10 %
-    from voxanon.evaluation.asv_training import train_ecapa
-
-    train = make_corpus(tmp_path / "train", n_spk=4, n_utt=2, dur=0.6)
-    enroll, trials = trial_dirs(tmp_path, make_corpus(tmp_path / "dev", n_spk=4, n_utt=4, dur=0.6))
-    cfg = TrainConfig(model=TINY_ECAPA, epochs=1, batch_size=8, chunk_seconds=0.5)
-    assert split_utterances(train, cfg.val_fraction, 0)[1] == []
-    with pytest.raises(DataError, match="no validation utterances"):
-        train_attacker(train, tmp_path / "alone", cfg, quiet=True)
-    best, log = train_ecapa(train, enroll, [trials], cfg, tmp_path / "out", seed=3, quiet=True)
-    assert best.is_file() and len(log) == 1

@@ -4,10 +4,11 @@ import pytest
 import torch
 
 from tests.helpers.speaker_corpus import make_corpus, trial_dirs
-from voxanon.data.kaldi import DataError
+from voxanon.evaluation.attacker_training import train_ge2e
 from voxanon.evaluation.dev_selection import dev_eer
-from voxanon.evaluation.ge2e_finetune import FinetuneSettings, GE2ELoss, train_ge2e
 from voxanon.models.speaker import EncoderError, load_encoder
+from voxanon.training.ge2e import FinetuneSettings, GE2ELoss
+from voxanon.training.trainer import CheckpointError
 
 pytest.importorskip("resemblyzer")
 torch.set_num_threads(1)
@@ -48,7 +49,7 @@ def test_finetune_selects_on_dev_and_resumes_exactly(tmp_path):
                quiet=True)
     _, resumed = train_ge2e(train, enroll, [trials], cfg, tmp_path / "b", seed=1, quiet=True)
     assert resumed == log
-    with pytest.raises(DataError, match="cannot resume"):
+    with pytest.raises(CheckpointError, match="other data or settings"):
         train_ge2e(train, enroll, [trials], cfg, tmp_path / "b", seed=2, quiet=True)
 
 

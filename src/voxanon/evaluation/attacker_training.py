@@ -1,0 +1,60 @@
+"""Training the ladder's attackers on a data directory, selected on dev trials.
+
+The recipes live in :mod:`voxanon.training` (:mod:`~voxanon.training.asv`:
+ECAPA-TDNN from scratch, :mod:`~voxanon.training.ge2e`: GE2E fine-tuning);
+this module gives them what evaluation owns: the scoring-time preprocessing
+(:func:`~voxanon.evaluation.embeddings.vpc_normalize`) and the dev-trial EER
+(:func:`~voxanon.evaluation.dev_selection.dev_eer`, the VPC's selection).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from voxanon.data.kaldi import DataDir
+from voxanon.evaluation.dev_selection import as_data_dir, dev_eer
+from voxanon.evaluation.embeddings import vpc_normalize
+from voxanon.training.asv import TrainConfig, fit_ecapa
+from voxanon.training.ge2e import FinetuneSettings, finetune_ge2e
+
+
+def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig | None = None, *,
+                   dev: tuple | None = None, device: str = "cpu", quiet: bool = False) -> dict:
+    """Train (or resume) the attacker ECAPA on ``data`` (:func:`~voxanon.training.asv.fit_ecapa`; ``cfg``: the small one).
+
+    ``dev`` = (enrollment dir, [trial dirs]): the epoch's validation EER is then the mean per-gender EER on those
+    dev trials, else on the held-out training utterances. Returns the training summary.
+    """
+    from voxanon.models.speaker.ecapa import EcapaEncoder
+
+    validate = None
+    if dev is not None:
+        def validate(model, epoch: int) -> float:
+            return dev_eer(EcapaEncoder(model, name=f"training-epoch-{epoch}", device=device), *dev)
+    return fit_ecapa(data, out_dir, cfg or TrainConfig(), preprocess=vpc_normalize, validate=validate, device=device, quiet=quiet)
+
+
+def train_ecapa(train_dir, dev_enroll, dev_trials: list, settings: TrainConfig, out_dir: str | os.PathLike, *,
+                seed: int = 0, device: str = "cpu", quiet: bool = False) -> tuple[Path, list[dict]]:
+    """Rung (c) of the attacker ladder: ECAPA-TDNN from scratch, selected on the dev trials.
+
+    Returns ``OUT/best.pt`` (usable as ``ecapa:OUT/best.pt``) and the training log
+    (per epoch: ``epoch``, ``loss``, ``val_eer`` on dev, ``lr``).
+    """
+    summary = train_attacker(as_data_dir(train_dir), out_dir, replace(settings, seed=seed),
+                             dev=(as_data_dir(dev_enroll), [as_data_dir(t) for t in dev_trials]),
+                             device=device, quiet=quiet)
+    return Path(out_dir) / "best.pt", summary["history"]
+
+
+def train_ge2e(train_dir, dev_enroll, dev_trials: list, settings: FinetuneSettings, out_dir: str | os.PathLike, *,
+               seed: int = 0, device: str = "cpu", quiet: bool = False) -> tuple[Path, list[dict]]:
+    """Rung (b) of the attacker ladder: the pretrained GE2E fine-tuned on ``train_dir``, selected on the dev trials.
+
+    Returns ``OUT/best.pt`` (usable as ``ge2e:OUT/best.pt``) and the log (:func:`~voxanon.training.ge2e.finetune_ge2e`).
+    """
+    dev = (as_data_dir(dev_enroll), [as_data_dir(t) for t in dev_trials])
+    return finetune_ge2e(as_data_dir(train_dir), settings, out_dir, validate=lambda encoder: dev_eer(encoder, *dev),
+                         preprocess=vpc_normalize, seed=seed, device=device, quiet=quiet)

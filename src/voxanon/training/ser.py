@@ -1,0 +1,133 @@
+"""Recipe of the compact SER (:class:`~voxanon.models.ser.compact.CompactSERNet`), one per IEMOCAP fold."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from voxanon.data.iemocap import EMOTIONS
+from voxanon.models.checkpoint import save_atomic
+from voxanon.models.ser.compact import CHECKPOINT_FORMAT, CompactSER, CompactSERNet
+from voxanon.progress import Progress
+from voxanon.training.trainer import Budget, Trainer
+
+
+def _crop_batch(feats: list[torch.Tensor], idx: list[int], frames: int, gen: torch.Generator) -> torch.Tensor:
+    """Random crops of ``frames`` (at most the batch's longest utterance; shorter ones tiled), ``(B, n_mels, T)``."""
+    frames = min(frames, max(feats[i].shape[1] for i in idx))
+    out = []
+    for i in idx:
+        f = feats[i]
+        if f.shape[1] < frames:
+            f = f.repeat(1, math.ceil(frames / f.shape[1]))
+        start = int(torch.randint(0, f.shape[1] - frames + 1, (1,), generator=gen))
+        out.append(f[:, start:start + frames])
+    return torch.stack(out).float()
+
+
+def class_weights(targets: torch.Tensor, n_classes: int) -> torch.Tensor:
+    """Inverse-frequency weights ``N / (K * n_k)`` (0 for absent classes) for a balanced loss."""
+    counts = torch.bincount(targets, minlength=n_classes).float()
+    present = counts > 0
+    weights = torch.zeros(n_classes)
+    weights[present] = counts.sum() / (present.sum() * counts[present])
+    return weights
+
+
+@dataclass
+class SerEpoch:
+    """One epoch of the recipe: shuffled batches of random crops, class-weighted cross-entropy; the epoch's RNG is
+    seeded from ``(seed, epoch)`` (resumed runs equal straight ones)."""
+
+    net: CompactSERNet
+    optimiser: torch.optim.Optimizer
+    loss_fn: nn.Module
+    feats: list[torch.Tensor]
+    y: torch.Tensor
+    batch_size: int
+    crop_frames: int
+    seed: int
+    epochs: int
+    desc: str
+    progress: Progress
+
+    def __call__(self, epoch: int) -> dict:
+        """Train epoch ``epoch`` (1-based); its mean loss."""
+        feats, batch_size = self.feats, self.batch_size
+        torch.manual_seed(self.seed * 100_003 + epoch - 1)  # dropout: same model whether resumed or not
+        gen = torch.Generator().manual_seed(self.seed * 100_003 + epoch - 1)
+        order = torch.randperm(len(feats), generator=gen).tolist()
+        self.net.train()
+        total = 0.0
+        for b in range(math.ceil(len(feats) / batch_size)):
+            idx = order[b * batch_size:(b + 1) * batch_size]
+            loss = self.loss_fn(self.net(_crop_batch(feats, idx, self.crop_frames, gen)), self.y[idx])
+            self.optimiser.zero_grad()
+            loss.backward()
+            self.optimiser.step()
+            total += loss.item() * len(idx)
+            self.progress.desc = (f"{self.desc} epoch {epoch}/{self.epochs} "
+                                  f"loss {total / (b * batch_size + len(idx)):.3f}")
+            self.progress.update()
+        return {"loss": total / len(feats)}
+
+
+def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.PathLike, *,
+        labels: tuple[str, ...] = EMOTIONS, epochs: int = 15, batch_size: int = 32, crop_frames: int = 300, channels: int = 128,
+        lr: float = 1e-3, seed: int = 0, meta: dict | None = None, desc: str = "SER training",
+        quiet: bool = False) -> CompactSER:
+    """Train a :class:`CompactSERNet` on log-mel features; resumable, checkpoints written atomically.
+
+    Parameters
+    ----------
+    feats : list of tensor ``(n_mels, T)``
+        Training features (from :class:`~voxanon.models.ser.features.LogMel`);
+        float16 storage is fine (batches are converted to float32).
+    targets : list of int
+        Class indices into ``labels`` (the classes the model learns; default the VPC's four).
+    checkpoint : path
+        The final model. ``<checkpoint>.partial`` holds the state after the
+        last finished epoch; a rerun with the same settings resumes from it
+        (epoch ``e`` always uses the RNG seeded with ``(seed, e)``, so resuming
+        gives the same model); with other settings training restarts.
+    epochs, batch_size, crop_frames, channels, lr, seed
+        Training settings; each batch uses random crops of up to ``crop_frames`` frames.
+    meta : dict, optional
+        Stored in the checkpoint (e.g. the fold and its training speakers).
+    """
+    if not feats or len(feats) != len(targets):
+        raise ValueError("fit needs as many targets as (non-zero) training utterances")
+    checkpoint = Path(checkpoint)
+    partial = checkpoint.with_name(checkpoint.name + ".partial")
+    config = {"n_mels": int(feats[0].shape[0]), "channels": channels, "n_classes": len(labels)}
+    settings = {"n_utts": len(feats), "batch_size": batch_size, "crop_frames": crop_frames, "lr": lr, "seed": seed}
+    y = torch.tensor(targets)
+    torch.manual_seed(seed)
+    net = CompactSERNet(**config)
+    n_frames = sum(f.shape[1] for f in feats)
+    mean = sum(f.double().sum(dim=1) for f in feats) / n_frames
+    var = sum(f.double().pow(2).sum(dim=1) for f in feats) / n_frames - mean.pow(2)
+    net.mean.copy_(mean.float())
+    net.std.copy_(var.clamp_min(1e-6).sqrt().float())
+    optimiser = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=1e-4)
+    loss_fn = nn.CrossEntropyLoss(weight=class_weights(y, len(labels)))
+    trainer = Trainer(Budget(epochs=epochs), state={"model": net, "optimiser": optimiser}, checkpoint=partial,
+                      identity={"config": config, "settings": settings}, on_mismatch="restart",
+                      columns=("epoch", "loss"))
+    trainer.resume()
+    progress = Progress((epochs - trainer.epoch) * math.ceil(len(feats) / batch_size), desc, quiet=quiet)
+
+    trainer.run(SerEpoch(net, optimiser, loss_fn, feats, y, batch_size, crop_frames, seed, epochs, desc, progress))
+    progress.close()
+    meta = {**(meta or {}), "epochs": epochs, "losses": [r["loss"] for r in trainer.history],
+            "batch_size": batch_size, "crop_frames": crop_frames, "lr": lr, "seed": seed,
+            "train_seconds": trainer.seconds}
+    save_atomic({"format": CHECKPOINT_FORMAT, "labels": list(labels), "config": config,
+                 "state_dict": net.state_dict(), "meta": meta}, checkpoint)
+    partial.unlink(missing_ok=True)
+    return CompactSER(net.eval(), name=f"voxanon:{checkpoint}", meta=meta, labels=labels)
