@@ -1,7 +1,7 @@
 """The leaderboard of BENCHMARKS.md: every system of one or more ``voxanon benchmark`` runs as one markdown table.
 
 Each ``results.json`` is read with :func:`voxanon.jobs.benchmark.records.load_results`
-and turned into the benchmark's own headline rows (:func:`summary_rows`), so
+and turned into the benchmark's own headline rows (:func:`summarize`), so
 the strongest attacker, its EER and the WER are the ones the HTML report shows.
 Several files are merged system by system (a later file wins for the same
 system label); they must come from the same corpus (its generator
@@ -36,7 +36,7 @@ from voxanon.jobs.benchmark.records import (
     BenchmarkResults,
     SummaryRow,
     load_results,
-    summary_rows,
+    summarize,
 )
 from voxanon.metrics.ranking import privacy_category
 
@@ -71,8 +71,9 @@ def board_rows(results: BenchmarkResults) -> dict[str, BoardRow]:
     """The board rows of one run, by system label."""
     split = results.settings.primary.split
     out = {}
-    for row in summary_rows(results):
-        p = results.systems[row.system].privacy(row.attacker, split) if row.attacker else None
+    for row in summarize(results).rows:
+        attacker = row.values.get("attacker")
+        p = results.systems[row.system].privacy(attacker, split) if attacker else None
         ci = {g: (m.eer_ci.low, m.eer_ci.high) for g, m in sorted(p.by_gender.items())} if p else {}
         out[row.system] = BoardRow(row, ci)
     return out
@@ -97,8 +98,9 @@ def merge(paths: list[Path]) -> Board:
         for name, row in board_rows(results).items():
             rows.pop(name, None)
             rows[name] = row
-    check = list(dict.fromkeys(b for r in rows.values() for b in r.row.wer_check))
-    ordered = sorted(rows.values(), key=lambda r: (r.row.eer is None, -(r.row.eer or 0.0)))
+    check = list(dict.fromkeys(name.removeprefix("wer_") for r in rows.values() for name in r.row.values
+                               if name.startswith("wer_") and name not in ("wer_ci", "wer_learn", "wer_rank")))
+    ordered = sorted(rows.values(), key=lambda r: (r.row.values.get("eer") is None, -(r.row.values.get("eer") or 0.0)))
     _, results = first
     return Board(ordered, results.settings.seed, results.data.description, results.settings.asr, check)
 
@@ -128,14 +130,16 @@ def render(board: Board, real: dict[str, dict[str, Any]] | None = None) -> str:
         head += [f"real speech WER % {a}" for a in REAL_ASRS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for br in board.rows:
-        r = br.row
-        wer = _num(r.wer) + (f" [{r.wer_ci.low:.1f}, {r.wer_ci.high:.1f}]" if r.wer_ci else "")
-        cells = [r.system, r.attacker or "–", _num(r.eer), _eer_ci(br.eer_ci),
-                 "–" if r.eer is None else str(privacy_category(r.eer)), _num(r.eer_semi), wer,
-                 *(_num(r.wer_check.get(b)) for b in board.check_asrs),
-                 _num(r.uar), _num(r.dnsmos, 2), _num(r.rtf, 3)]
+        r = br.row.values
+        wer_ci = r.get("wer_ci")
+        wer = _num(r.get("wer")) + (f" [{wer_ci.low:.1f}, {wer_ci.high:.1f}]" if wer_ci else "")
+        eer = r.get("eer")
+        cells = [br.row.system, r.get("attacker") or "–", _num(eer), _eer_ci(br.eer_ci),
+                 "–" if eer is None else str(privacy_category(eer)), _num(r.get("eer_semi")), wer,
+                 *(_num(r.get(f"wer_{b}")) for b in board.check_asrs),
+                 _num(r.get("uar")), _num(r.get("dnsmos"), 2), _num(r.get("rtf"), 3)]
         if real is not None:
-            row = real.get(r.system, {})
+            row = real.get(br.row.system, {})
             cells += [_num(row.get(f"wer_{a}")) for a in REAL_ASRS]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
