@@ -122,10 +122,16 @@ def _eer_ci(ci: dict[str, tuple[float, float]]) -> str:
     return " · ".join(f"{g} [{lo:.1f}, {hi:.1f}]" for g, (lo, hi) in ci.items()) or "–"
 
 
+#: the strongest attacker's privacy beyond the EER, shown where the run computed it: summary column, title
+BEYOND = (("link_rank1", "rank-1 linkability %"), ("singling_out", "singling out %"))
+
+
 def render(board: Board, real: dict[str, dict[str, Any]] | None = None) -> str:
     """The leaderboard as a markdown table (real-speech columns only with ``real``)."""
-    head = ["system", "strongest attacker", "EER %", "EER 95 % interval", "category", "EER % VPC semi-informed",
-            f"WER % {board.asr} [95 %]", *(f"WER % {b}" for b in board.check_asrs), "UAR %", "DNSMOS", "RTF"]
+    beyond = [(name, title) for name, title in BEYOND if any(br.row.values.get(name) is not None for br in board.rows)]
+    head = ["system", "strongest attacker", "EER %", "EER 95 % interval", "category", *(t for _, t in beyond),
+            "EER % VPC semi-informed", f"WER % {board.asr} [95 %]", *(f"WER % {b}" for b in board.check_asrs),
+            "UAR %", "DNSMOS", "RTF"]
     if real is not None:
         head += [f"real speech WER % {a}" for a in REAL_ASRS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -135,7 +141,8 @@ def render(board: Board, real: dict[str, dict[str, Any]] | None = None) -> str:
         wer = _num(r.get("wer")) + (f" [{wer_ci.low:.1f}, {wer_ci.high:.1f}]" if wer_ci else "")
         eer = r.get("eer")
         cells = [br.row.system, r.get("attacker") or "–", _num(eer), _eer_ci(br.eer_ci),
-                 "–" if eer is None else str(privacy_category(eer)), _num(r.get("eer_semi")), wer,
+                 "–" if eer is None else str(privacy_category(eer)), *(_num(r.get(n)) for n, _ in beyond),
+                 _num(r.get("eer_semi")), wer,
                  *(_num(r.get(f"wer_{b}")) for b in board.check_asrs),
                  _num(r.get("uar")), _num(r.get("dnsmos"), 2), _num(r.get("rtf"), 3)]
         if real is not None:
