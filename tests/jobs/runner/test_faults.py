@@ -320,7 +320,7 @@ def test_real_full_disk_then_rerun_after_freeing_space(tmp_path: Path) -> None:
               f"cp -r {out} {tmp_path}/copy")
     subprocess.run(["unshare", "-rm", "sh", "-c", script], env=subprocess_env(), check=True, timeout=300)
     err1 = (tmp_path / "err1").read_text()
-    assert (tmp_path / "rc1").read_text().strip() == "1"
+    assert (tmp_path / "rc1").read_text().strip() == "6"  # refused: disk full
     assert err1.count("\n") == 1 and "No space left on device" in err1 and "rerun the same command" in err1
     assert "Traceback" not in err1 and "Exception ignored" not in err1
     assert (tmp_path / "rc2").read_text().strip() == "0", (tmp_path / "err2").read_text()
