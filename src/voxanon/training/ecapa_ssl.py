@@ -195,7 +195,7 @@ class KitBatches:
             for k, (i, _) in enumerate(todo):
                 layers[i] = computed[:, k]
                 if starts[i] is None:
-                    self.cache.put(("wavlm", utts[i]), computed[:, k].cpu())
+                    self.cache.put(("wavlm", utts[i]), computed[:, k].contiguous().cpu())  # not a view of the batch
         feats, _ = self.model.fbank(torch.from_numpy(chunks).to(self.device))
         return feats, torch.stack(layers, dim=1)
 
@@ -228,7 +228,7 @@ def kit_log_line(record: dict) -> str:
 
 @dataclass
 class FinetuneEpoch:
-    """One epoch: shuffled batches of the training examples (full batches only), then validation and ``CKPT+<epoch>``."""
+    """One epoch: shuffled full batches of the training examples, then validation and ``CKPT+<epoch>``."""
 
     batches: KitBatches
     classifier: AAMSoftmax
