@@ -26,8 +26,9 @@ from voxanon.training.ecapa_ssl import (
 )
 from voxanon.training.trainer import CheckpointError
 
-#: chunks and crops scaled to the corpus' 1 s utterances
-SMALL = dict(batch_size=8, chunk_seconds=0.5, wavlm_seconds=0.8, lr=0.005, lr_min=1e-3, step_size=10)
+#: chunks and crops scaled to the corpus' 1 s utterances; no dropout (its 1000-2000 sample stretches are sized for
+#: 3 s chunks: they would wipe out most of a 0.5 s one)
+SMALL = dict(batch_size=8, chunk_seconds=0.5, wavlm_seconds=0.8, lr=0.005, lr_min=1e-3, step_size=10, augment=False)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -81,15 +82,15 @@ def test_loss_falls_and_the_result_loads_as_the_kits_layout(tmp_path, pretrained
 
 
 def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path, pretrained, corpus, monkeypatch):
-    cfg = FinetuneConfig(epochs=2, cache_gb=0, **SMALL)
+    cfg = FinetuneConfig(epochs=2, cache_gb=0, **{**SMALL, "augment": True})  # the dropout draws resume too
     straight = finetune_ecapa_ssl(corpus, pretrained, tmp_path / "a", cfg, quiet=True)
     calls, real = [0], KitBatches.__call__
 
-    def dies_in_epoch_2(self, utts, rng):
+    def dies_in_epoch_2(self, *args):
         calls[0] += 1
         if calls[0] == 5 + 1 + 3:       # epoch 1: 5 steps and 1 validation batch; killed at step 3 of epoch 2
             raise KeyboardInterrupt
-        return real(self, utts, rng)
+        return real(self, *args)
 
     monkeypatch.setattr(KitBatches, "__call__", dies_in_epoch_2)
     with pytest.raises(KeyboardInterrupt):
@@ -149,6 +150,10 @@ def test_batches_follow_the_kit(tmp_path, pretrained):
     seen.clear()
     _, again = batches(["short"], rng)
     assert seen == [] and torch.equal(again[:, 0], layers[:, 1])
+    # training batches: the same chunks and crops, then frequency and time dropout of the chunks only
+    plain_feats, plain_layers = batches(["long", "short"], np.random.default_rng(8))
+    aug_feats, aug_layers = batches(["long", "short"], np.random.default_rng(8), augment=True)
+    assert torch.equal(plain_layers, aug_layers) and not torch.allclose(plain_feats, aug_feats, atol=1e-3)
 
 
 def test_bad_inputs_are_named(tmp_path, pretrained, corpus):

@@ -12,7 +12,9 @@ anonymized ``train-clean-360<suffix>``:
   with a half cycle of 65 000 steps, batch 32 (``drop_last``), 2 epochs;
 * each utterance gives one training example per 3 s of its length (its fixed 3 s chunks whose mean
   absolute amplitude reaches 5e-4; shorter utterances give none), and each example draws a *random* 3 s
-  chunk of the utterance for the Fbank branch;
+  chunk of the utterance for the Fbank branch; in training, the batch's chunks go through frequency and
+  time dropout (speechbrain's ``DropFreq`` and ``DropChunk`` with the recipe's settings,
+  :mod:`voxanon.dsp.dropout`);
 * the WavLM branch reads the whole utterance, standardises it, then takes a random 10 s crop of it, or pads
   it with zeros to 10 s, and runs WavLM on that without a padding mask;
 * a validation share of the utterances (10 %) gives the validation loss (the same AAM loss) after each
@@ -31,8 +33,8 @@ Where this differs from the kit: the split holds out 10 % of *each speaker's* ut
 speaker keeps at least one for training; the kit splits the shuffled list of all utterances); the
 validation chunks are drawn by a fixed generator, so every epoch is validated on the same chunks (the
 kit redraws them); the learning rate is updated after each step (the kit sets step *k*'s rate before
-it: one step of 65 000 apart); the kit's waveform augmentation of the Fbank branch (speechbrain's
-``DropFreq`` and ``DropChunk``) is not applied; all audio is resampled to 16 kHz.
+it: one step of 65 000 apart); the frequency dropout's notch is a textbook band-stop filter, not
+speechbrain's design; all audio is resampled to 16 kHz.
 
 Memory: waveforms (64 kB per second) and the WavLM layer outputs of utterances no longer than the
 crop (whose input is the same every epoch) are kept in memory up to ``cache_gb``, first come first
@@ -56,6 +58,7 @@ from voxanon.atomic import atomic_open, write_text
 from voxanon.audio.io import AudioError, load_audio, resample
 from voxanon.data.kaldi import DataDir
 from voxanon.digest import file_digest
+from voxanon.dsp.dropout import drop_chunks, drop_frequencies
 from voxanon.errors import ConfigError, DataError
 from voxanon.models.checkpoint import save_atomic
 from voxanon.models.content.unilm import read_checkpoint
@@ -84,7 +87,8 @@ class FinetuneConfig:
     ``lr`` is AdamW's rate and the top of the cyclic schedule, which rises from ``lr_min`` in
     ``step_size`` steps; ``chunk_seconds`` is the Fbank branch's chunk, ``wavlm_seconds`` the WavLM
     branch's crop; ``min_amplitude`` drops fixed chunks quieter than it (mean absolute value) from
-    the count of examples; ``cache_gb`` bounds what is kept in memory.
+    the count of examples; ``augment`` applies the frequency and time dropout to the training chunks;
+    ``cache_gb`` bounds what is kept in memory.
     """
 
     epochs: int = 2
@@ -98,6 +102,7 @@ class FinetuneConfig:
     chunk_seconds: float = 3.0
     wavlm_seconds: float = 10.0
     min_amplitude: float = 5e-4
+    augment: bool = True
     val_fraction: float = 0.1
     seed: int = 1986
     cache_gb: float = 2.0
@@ -172,14 +177,18 @@ class KitBatches:
         layers, _ = wavlm_layer_outputs(self.model.wavlm, x, torch.full((len(crops),), x.shape[1], device=self.device))
         return torch.stack(list(layers))
 
-    def __call__(self, utts: list[str], rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    def __call__(self, utts: list[str], rng: np.random.Generator,
+                 augment: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         """Fbank features ``(B, T, n_mels)`` of random chunks and WavLM layer outputs ``(L, B, T', C)`` of crops.
 
-        The generator draws each utterance's chunk start, then each longer utterance's crop start, in order.
+        The generator draws each utterance's chunk start, then each longer utterance's crop start, in order,
+        then (``augment``) the frequency and time dropout of the chunks.
         """
         wavs = [self.wav(u) for u in utts]
         chunks = sample_chunks([w[:, None] for w in wavs], self.n_chunk, rng, remove_mean=False)[..., 0]
         starts = [int(rng.integers(0, len(w) - self.n_crop + 1)) if len(w) > self.n_crop else None for w in wavs]
+        if augment:
+            chunks = drop_chunks(drop_frequencies(chunks, rng), rng)
         layers: list[torch.Tensor | None] = [None] * len(utts)
         todo = []
         for i, (utt, wav, start) in enumerate(zip(utts, wavs, starts)):
@@ -242,8 +251,9 @@ class FinetuneEpoch:
     quiet: bool
     val_loss: float = math.nan
 
-    def _loss(self, utts: list[str], labels: np.ndarray, rng: np.random.Generator) -> tuple[torch.Tensor, int]:
-        emb = self.batches.embed(*self.batches(utts, rng))
+    def _loss(self, utts: list[str], labels: np.ndarray, rng: np.random.Generator,
+              augment: bool = False) -> tuple[torch.Tensor, int]:
+        emb = self.batches.embed(*self.batches(utts, rng, augment))
         y = torch.from_numpy(labels).to(emb.device)
         wrong = int((F.linear(F.normalize(emb), F.normalize(self.classifier.weight)).argmax(1) != y).sum())
         return self.classifier(emb, y), wrong
@@ -259,7 +269,7 @@ class FinetuneEpoch:
         total = 0.0
         for step in range(steps):
             idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
-            loss, _ = self._loss([utts[i] for i in idx], labels[idx], self.rng)
+            loss, _ = self._loss([utts[i] for i in idx], labels[idx], self.rng, cfg.augment)
             self.optimizer.zero_grad()
             loss.backward()
             self.optimizer.step()
