@@ -98,7 +98,10 @@ def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path, pretrained, co
     monkeypatch.setattr(KitBatches, "__call__", real)
     assert not (tmp_path / "b" / "CKPT+2").exists()
     assert len((tmp_path / "b" / "train_log.txt").read_text().splitlines()) == 1
-    resumed = finetune_ecapa_ssl(corpus, pretrained, tmp_path / "b", cfg, quiet=True)
+    counted = KitBatches.chunk_count
+    monkeypatch.setattr(KitBatches, "chunk_count", lambda self, utt: pytest.fail("counted again"))
+    resumed = finetune_ecapa_ssl(corpus, pretrained, tmp_path / "b", cfg, quiet=True)   # the saved counts serve
+    monkeypatch.setattr(KitBatches, "chunk_count", counted)
     assert [h["epoch"] for h in resumed["history"]] == [1, 2]
     assert resumed["history"] == straight["history"]
     a = read_ecapa_state(tmp_path / "a" / "CKPT+2" / "embedding_model.ckpt")
@@ -181,6 +184,9 @@ def test_bad_inputs_are_named(tmp_path, pretrained, corpus):
     (tmp_path / "kit" / "embedding_model.ckpt").write_bytes(b"")
     with pytest.raises(ConfigError, match="already holds an embedding_model.ckpt"):
         finetune_ecapa_ssl(corpus, pretrained, tmp_path / "kit", cfg, quiet=True)
+    (tmp_path / "kit_ft" / "CKPT+1").mkdir(parents=True)        # the kit's own fine-tuning output
+    with pytest.raises(ConfigError, match="holds a fine-tuning voxanon did not write"):
+        finetune_ecapa_ssl(corpus, pretrained, tmp_path / "kit_ft", cfg, quiet=True)
 
 
 def test_other_settings_do_not_resume(tmp_path, pretrained, corpus):

@@ -27,7 +27,9 @@ kit's output layout, which :func:`voxanon.models.speaker.ecapa_ssl.load_ecapa_ss
 names) with ``WavLM-Large.pt`` beside it (a hard link, else a copy), and ``OUT/train_log.txt`` (one
 ``epoch: N, lr: ... - train loss: ... - valid loss: ..., valid ErrorRate: ...`` line per epoch).
 ``OUT/last.pt`` holds everything needed to resume (ECAPA, classifier, optimizer, scheduler, RNG
-states, history), so a rerun after an interruption continues with the next epoch.
+states, history), so a rerun after an interruption continues with the next epoch;
+``OUT/chunk_counts.json`` saves the rerun a pass over all the audio (the chunk counts), and
+``OUT/finetune.json`` names the run's inputs and settings (and marks the folder as voxanon's).
 
 Where this differs from the kit: the split holds out 10 % of *each speaker's* utterances (every
 speaker keeps at least one for training; the kit splits the shuffled list of all utterances); the
@@ -44,6 +46,8 @@ changes only the speed, not what is drawn or computed.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import shutil
@@ -78,6 +82,8 @@ from voxanon.training.asv import AAMSoftmax, sample_chunks, split_utterances
 from voxanon.training.trainer import Budget, Trainer
 
 TRAIN_LOG = "train_log.txt"
+#: what voxanon writes beside the kit's files: the run's inputs and settings, and each utterance's chunk count
+MARKER, COUNTS = "finetune.json", "chunk_counts.json"
 
 
 @dataclass(frozen=True)
@@ -316,15 +322,45 @@ def load_pretrained(pretrained: str | os.PathLike) -> tuple[EcapaSsl, str, str]:
     return model, ckpt, wavlm_file
 
 
-def _examples(batches: KitBatches, utts: list[str], labels: dict[str, int]) -> tuple[list[str], np.ndarray, list[str]]:
+def _chunk_counts(batches: KitBatches, saved: Path, quiet: bool) -> tuple[dict[str, int], dict]:
+    """Every utterance's chunk count (reading all the audio once), or the counts ``saved`` by an earlier run of
+    the same data and settings; returns them and what they depend on."""
+    data, cfg = batches.data, batches.cfg
+    scp = Path(data.path) / "wav.scp" if data.path is not None else None
+    key = {"wav.scp": hashlib.sha256(json.dumps(sorted(data.wav_scp.items())).encode()).hexdigest(),
+           "modified": scp.stat().st_mtime_ns if scp is not None and scp.is_file() else None,
+           "chunk_seconds": cfg.chunk_seconds, "min_amplitude": cfg.min_amplitude}
+    if saved.is_file():
+        try:
+            earlier = json.loads(saved.read_text(encoding="utf-8"))
+        except ValueError:
+            earlier = {}
+        if earlier.get("key") == key:
+            return earlier["counts"], key
+    progress = Progress(len(data.wav_scp), "chunks", quiet=quiet)
+    counts = {}
+    for utt in data.wav_scp:
+        counts[utt] = batches.chunk_count(utt)
+        progress.update()
+    progress.close()
+    return counts, key
+
+
+def _examples(counts: dict[str, int], utts: list[str],
+              labels: dict[str, int]) -> tuple[list[str], np.ndarray, list[str]]:
     """Each utterance repeated by its chunk count, their labels, and the utterances that give none."""
-    out, none = [], []
-    for utt in utts:
-        n = batches.chunk_count(utt)
-        out += [utt] * n
-        if n == 0:
-            none.append(utt)
-    return out, np.array([labels[u] for u in out], dtype=np.int64), none
+    out = [u for u in utts for _ in range(counts[u])]
+    return out, np.array([labels[u] for u in out], dtype=np.int64), [u for u in utts if counts[u] == 0]
+
+
+def _check_output(out: Path) -> None:
+    """Refuse a folder whose model would shadow the fine-tuned epochs, or that holds a fine-tuning not voxanon's."""
+    if (out / ECAPA_FILE).is_file():
+        raise ConfigError(f"{out} already holds an {ECAPA_FILE} of its own, which the evaluation would use instead "
+                          "of the fine-tuned epochs; remove it or fine-tune into another folder")
+    if not (out / MARKER).is_file() and ((out / TRAIN_LOG).exists() or any(out.glob("CKPT+*"))):
+        raise ConfigError(f"{out} holds a fine-tuning voxanon did not write (CKPT+<epoch> folders or {TRAIN_LOG}, "
+                          "e.g. the kit's); fine-tune into another folder")
 
 
 def finetune_ecapa_ssl(data: DataDir, pretrained: str | os.PathLike, out_dir: str | os.PathLike,
@@ -339,17 +375,15 @@ def finetune_ecapa_ssl(data: DataDir, pretrained: str | os.PathLike, out_dir: st
     DataError
         Fewer than two speakers, or no training or validation chunk (utterances shorter than ``chunk_seconds``).
     ConfigError
-        Fewer training chunks than ``batch_size``, or ``OUT`` already holds an ``embedding_model.ckpt`` of its own
-        (it would shadow the fine-tuned epochs).
+        Fewer training chunks than ``batch_size``; ``OUT`` holds an ``embedding_model.ckpt`` of its own (it
+        would shadow the fine-tuned epochs) or a fine-tuning voxanon did not write.
     EncoderError, ContentError
         ``pretrained`` is missing or not the kit's model.
     CheckpointError
         ``OUT/last.pt`` cannot be read or was made with other data, settings or pretrained model.
     """
     out = Path(out_dir)
-    if (out / ECAPA_FILE).is_file():
-        raise ConfigError(f"{out} already holds an {ECAPA_FILE} of its own, which the evaluation would use instead "
-                          "of the fine-tuned epochs; remove it or fine-tune into another folder")
+    _check_output(out)
     speakers = sorted(data.spk2utt)
     if len(speakers) < 2:
         raise DataError(f"{data.path}: the training set has {len(speakers)} speaker(s) "
@@ -361,8 +395,9 @@ def finetune_ecapa_ssl(data: DataDir, pretrained: str | os.PathLike, out_dir: st
     train_utts, val_utts = split_utterances(data, cfg.val_fraction, cfg.seed)
     spk_index = {s: i for i, s in enumerate(speakers)}
     labels = {u: spk_index[data.utt2spk[u]] for u in data.utt2spk}
-    train_x, train_y, train_none = _examples(batches, train_utts, labels)
-    val_x, val_y, val_none = _examples(batches, val_utts, labels)
+    counts, counted = _chunk_counts(batches, out / COUNTS, quiet)
+    train_x, train_y, train_none = _examples(counts, train_utts, labels)
+    val_x, val_y, val_none = _examples(counts, val_utts, labels)
     short = f"utterances shorter than the {cfg.chunk_seconds} s chunk (or quieter) give none"
     if not train_x:
         raise DataError(f"{data.path}: no training chunk: {short}")
@@ -377,6 +412,9 @@ def finetune_ecapa_ssl(data: DataDir, pretrained: str | os.PathLike, out_dir: st
         print(f"{len(skipped)} utterance(s) give no {cfg.chunk_seconds} s chunk and are not used: "
               f"{', '.join(skipped[:10])}{' ...' if len(skipped) > 10 else ''}")
     out.mkdir(parents=True, exist_ok=True)
+    write_text(out / MARKER, json.dumps({"data": str(data.path), "pretrained": ckpt, "wavlm": wavlm_file,
+                                         "settings": asdict(cfg)}, indent=1) + "\n")
+    write_text(out / COUNTS, json.dumps({"key": counted, "counts": counts}) + "\n")
     torch.manual_seed(cfg.seed)
     classifier = AAMSoftmax(model.ecapa.cfg.embedding_dim, len(speakers), cfg.margin, cfg.scale).to(device)
     optimizer = torch.optim.AdamW([*model.ecapa.parameters(), *classifier.parameters()], lr=cfg.lr,
