@@ -2,8 +2,8 @@
 
 ``data/``: ``libri_{dev,test}_enrolls``, ``libri_{dev,test}_trials_{f,m}`` and (2026)
 ``libri_{dev,test}_trials_mixed``, ``IEMOCAP_{dev,test}`` (one speaker per fold, 1-5),
-``train-clean-360``, and each set's anonymized copy ``<set><suffix>`` with its own
-``wav/<utt>.wav``. Files as the kits have them: ``wav.scp``, ``utt2spk``,
+``train-clean-360`` (six 3 s utterances per dev speaker), and each set's anonymized
+copy ``<set><suffix>`` with its own ``wav/<utt>.wav``. Files as the kits have them: ``wav.scp``, ``utt2spk``,
 ``spk2utt``, ``spk2gender``, ``text`` (upper case, no punctuation), ``utt2dur``,
 ``trials`` (``<enroll_spk> <utt> target|nontarget``), ``utt2emo``, ``spk2fold``.
 LibriSpeech ids (``<spk>-<chapter>-<nnnn>``), IEMOCAP ids (``Ses01F_impro01_F000``).
@@ -31,21 +31,27 @@ SPEAKERS = {"dev": {"1272": ("m", 105.0), "1462": ("f", 205.0), "2277": ("f", 18
             "test": {"121": ("f", 215.0), "1089": ("m", 100.0), "1188": ("m", 130.0), "1284": ("f", 180.0)}}
 EMOTIONS = ("neu", "ang", "hap", "sad")
 SMALL_ECAPA = {"c": 32, "last": 96, "att": 16, "se": 16}
+#: train-clean-360: utterances per speaker (the 10 % validation share rounds to one of each) and the shortest
+#: length, long enough for the 2026 fine-tuning's 3 s chunks
+TRAIN_UTTS, TRAIN_SECONDS = 6, 3.05
 
 
 def _write_set(data: Path, name: str, utts: dict[str, tuple[str, str, float]], *, suffix: str = "",
-               trials: list[str] | None = None, extra: dict[str, str] | None = None) -> None:
-    """One set (``utts``: utt -> (speaker, gender, F0)) and, with ``suffix``, its anonymized copy."""
+               trials: list[str] | None = None, extra: dict[str, str] | None = None, seconds: float = 0.6) -> None:
+    """One set (``utts``: utt -> (speaker, gender, F0)) and, with ``suffix``, its anonymized copy.
+
+    Utterance ``k`` lasts ``seconds + 0.05 * (k % 4)``.
+    """
     for anon in (False, True) if suffix else (False,):
         folder = data / (name + (suffix if anon else ""))
         wav, utt2spk, text, dur, gender = [], [], [], [], {}
         for k, (utt, (spk, g, f0)) in enumerate(sorted(utts.items())):
-            path = write_utterance(folder / "wav" / f"{utt}.wav", seconds=0.6 + 0.05 * (k % 4),
+            path = write_utterance(folder / "wav" / f"{utt}.wav", seconds=seconds + 0.05 * (k % 4),
                                    f0=f0 * (1.35 if anon else 1.0), seed=k + (100 if anon else 0))
             wav.append(f"{utt} {path}")
             utt2spk.append(f"{utt} {spk}")
             text.append(f"{utt} {SENTENCES[k % len(SENTENCES)]}")
-            dur.append(f"{utt} {0.6 + 0.05 * (k % 4):.2f}")
+            dur.append(f"{utt} {seconds + 0.05 * (k % 4):.2f}")
             gender[spk] = g
         spk2utt: dict[str, list[str]] = {}
         for utt, (spk, _, _) in sorted(utts.items()):
@@ -88,8 +94,9 @@ def write_data(data: Path, edition: str, suffix: str = SUFFIX) -> None:
                 emo.append(f"{utt} {e}")
         _write_set(data, f"IEMOCAP_{split}", utts, suffix=suffix,
                    extra={"utt2emo": "\n".join(emo), "spk2fold": "\n".join(folds)})
-    train = {f"{spk}-{3000 + i}-0000": (spk, g, f0) for i, (spk, (g, f0)) in enumerate(SPEAKERS["dev"].items())}
-    _write_set(data, "train-clean-360", train, suffix=suffix)
+    train = {f"{spk}-{3000 + i}-{n:04d}": (spk, g, f0) for i, (spk, (g, f0)) in enumerate(SPEAKERS["dev"].items())
+             for n in range(TRAIN_UTTS)}
+    _write_set(data, "train-clean-360", train, suffix=suffix, seconds=TRAIN_SECONDS)
 
 
 def write_exp(exp: Path, edition: str, suffix: str = SUFFIX) -> None:

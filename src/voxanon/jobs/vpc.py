@@ -3,7 +3,8 @@
 Writes ``OUT/vpc_results.json`` (every row with its model, data and voxanon's
 verification metrics) and ``OUT/results_summary.txt`` in the form of the kits'
 ``results/result_for_rank_*`` (``results_orig`` then, when a retrained attacker
-is given or found, ``results_anon``).
+is given or found, ``results_anon``). For 2026 it can first fine-tune that attacker
+(:func:`finetune_kit_asv`), as the kit's ``eval_post`` does.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from datetime import datetime
 from pathlib import Path
 
 from voxanon.atomic import write_text
-from voxanon.data.vpc_kit import find_kit_layout
-from voxanon.errors import ModelError
+from voxanon.data.layout import TRAIN_360
+from voxanon.data.vpc_kit import KitLayout, find_kit_layout
+from voxanon.errors import ConfigError, DataError, ModelError
 
 #: the kits' pretrained ASV folder under ``exp/`` and the spec kind that loads it, by edition
 KIT_ASV = {"2024": ("asv_orig", "speechbrain"), "2026": ("asv_ssl", "ecapa_ssl")}
@@ -40,17 +42,53 @@ def kit_asv_spec(folder: Path, edition: str) -> str:
     return f"{kind}:{folder}" if kind == "ecapa_ssl" else f"{kind}:{speechbrain_checkpoint(folder)}"
 
 
+def finetune_kit_asv(layout: KitLayout, pretrained: str, out: str | os.PathLike, cfg=None, *,
+                     device: str = "cpu", quiet: bool = False) -> dict:
+    """The 2026 semi-informed attacker: the pretrained ``ecapa_ssl`` fine-tuned on ``train-clean-360<suffix>``.
+
+    ``pretrained`` is the kit's ``exp/asv_ssl`` (a path or an ``ecapa_ssl:PATH`` spec); ``cfg`` a
+    :class:`~voxanon.training.ecapa_ssl.FinetuneConfig` (default: the kit's settings);
+    ``out`` gets the kit's ``CKPT+<epoch>`` layout and resumes an interrupted run. Returns the
+    training summary.
+    """
+    from voxanon.data.kaldi import read_data_dir
+    from voxanon.training.ecapa_ssl import FinetuneConfig, finetune_ecapa_ssl
+
+    if layout.edition != "2026":
+        raise ConfigError(f"fine-tuning the ecapa_ssl attacker is the 2026 protocol, not {layout.edition}'s "
+                          "(train the 2024 attacker with 'voxanon attacker train --recipe vpc')")
+    train = layout.path(TRAIN_360, anonymized=True)
+    if not (train / "wav.scp").is_file():
+        raise DataError(f"{train}: no anonymized training set (no wav.scp); anonymize {layout.root / TRAIN_360} "
+                        f"with suffix {layout.suffix!r} first (voxanon anonymize ... --suffix {layout.suffix})")
+    return finetune_ecapa_ssl(read_data_dir(train), _ecapa_ssl_path(pretrained), out, cfg or FinetuneConfig(),
+                              device=device, quiet=quiet)
+
+
+def _ecapa_ssl_path(spec: str) -> str:
+    """The model path of an ``ecapa_ssl:PATH`` spec (a bare path is taken as one)."""
+    kind, sep, path = spec.partition(":")
+    if not sep:
+        return spec
+    if kind != "ecapa_ssl":
+        raise ConfigError(f"fine-tuning starts from and writes the kit's ecapa_ssl model; {spec!r} is a {kind} spec")
+    return path
+
+
 def run_vpc(data: str | os.PathLike, out: str | os.PathLike, *, edition: str | None = None, suffix: str = "",
             exp: str | os.PathLike = "exp", asv: str | None = None, asv_anon: str | None = None,
             asr: str | None = None, ser: str | os.PathLike | None = None, device: str = "cpu",
             cache_dir: str | os.PathLike | None = None, n_boot: int = 1000, quiet: bool = False,
-            now: datetime | None = None) -> dict:
+            finetune=None, now: datetime | None = None) -> dict:
     """Run the protocol and write the results; returns voxanon's results (the JSON's content).
 
     ``asv`` defaults to the kit's pretrained model under ``exp`` (:data:`KIT_ASV`);
     ``asv_anon`` to ``exp/asv_anon<suffix>`` when that folder exists (else no
     ``ASV_eval^anon`` block); ASR (``asr``: a ``load_asr`` spec, e.g.
     ``vpc2024:exp/asr``) and SER (``ser``: the kit's ``exp/ser``) run only when given.
+    With ``finetune`` (a :class:`~voxanon.training.ecapa_ssl.FinetuneConfig`, 2026 only) the
+    pretrained ``asv`` is first fine-tuned into ``asv_anon`` (a folder; default
+    ``exp/asv_anon<suffix>``), which is then the retrained attacker.
     """
     from voxanon.evaluation.results import to_dict
     from voxanon.evaluation.vpc import asr_rows, asv_rows, ranking_eer, ser_rows
@@ -62,6 +100,11 @@ def run_vpc(data: str | os.PathLike, out: str | os.PathLike, *, edition: str | N
     cache = Path(cache_dir) if cache_dir else out / "cache"
     asv = asv or kit_asv_spec(exp / KIT_ASV[layout.edition][0], layout.edition)
     anon_dir = exp / f"asv_anon{suffix}"
+    training = None
+    if finetune is not None:
+        target = _ecapa_ssl_path(asv_anon) if asv_anon else anon_dir
+        training = finetune_kit_asv(layout, asv, target, finetune, device=device, quiet=quiet)
+        asv_anon = f"ecapa_ssl:{target}"
     if asv_anon is None and suffix and anon_dir.is_dir():
         asv_anon = kit_asv_spec(anon_dir, layout.edition)
     scenarios = ("oo", "oa", "aa") if suffix else ("oo",)
@@ -89,6 +132,7 @@ def run_vpc(data: str | os.PathLike, out: str | os.PathLike, *, edition: str | N
         "edition": layout.edition, "data": str(layout.root), "suffix": suffix,
         "pairs": [asdict(p) for p in layout.pairs], "iemocap": list(layout.iemocap), "train-clean-360": layout.train,
         "models": {"asv": asv, "asv_anon": asv_anon, "asr": asr, "ser": str(ser) if ser else None},
+        "asv_anon_training": training,
         "ranking_eer": {"pretrained": ranking_eer(rows), "retrained": ranking_eer(anon_rows)},
         "asv": to_dict(rows), "asv_anon": to_dict(anon_rows), "asr": to_dict(wers), "ser": to_dict(sers),
     }

@@ -135,15 +135,19 @@ def compute_features(data: DataDir, utts: list[str], fbank: Fbank, preprocess: C
     return feats
 
 
-def sample_chunks(feats: list[np.ndarray], n_frames: int, rng: np.random.Generator) -> np.ndarray:
-    """One random ``n_frames`` chunk per feature matrix (shorter ones are tiled), chunk-mean removed."""
+def sample_chunks(feats: list[np.ndarray], n_frames: int, rng: np.random.Generator,
+                  remove_mean: bool = True) -> np.ndarray:
+    """One random ``n_frames`` chunk per matrix (frames first; shorter ones are tiled), chunk-mean removed.
+
+    ``remove_mean=False`` keeps the chunks as they are (waveform chunks, shaped ``(n, 1)``).
+    """
     out = np.empty((len(feats), n_frames, feats[0].shape[1]), dtype=np.float32)
     for i, f in enumerate(feats):
         if len(f) < n_frames:
             f = np.tile(f, (math.ceil(n_frames / len(f)), 1))
         start = rng.integers(0, len(f) - n_frames + 1)
         out[i] = f[start:start + n_frames]
-    return out - out.mean(axis=1, keepdims=True)
+    return out - out.mean(axis=1, keepdims=True) if remove_mean else out
 
 
 @torch.inference_mode()
