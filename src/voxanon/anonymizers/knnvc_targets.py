@@ -12,15 +12,23 @@ transfer). Sources of target speech:
 - ``dir_sources(path)``: a Kaldi data directory (one target per speaker) or an
   audio folder (one target per subfolder; a flat folder is one target).
 
-The cache entry is a folder named by the sha256 of the source's identity
+Keys and values are stored as float16 (a match differs from float32's by
+rounding only). A set is a folder named by the sha256 of the source's identity
 (TTS spec and texts, or audio paths with sizes and modification times), the
-encoder, the vocoder and the trimming threshold, under ``$VOXANON_CACHE/knnvc``
-(default ``~/.cache/voxanon/knnvc``). It holds ``keys.npy``, ``values.npy``
-and ``meta.json``, written to a temporary folder and renamed into place in one
-step. Sets are loaded memory-mapped: workers that match against the same
-targets share one copy in the page cache instead of each holding ~100 MB per
-target. A cache from before this layout (``<sha256>.npz``) is converted on
-first use.
+encoder, the vocoder and the trimming threshold, in the cache
+(``$VOXANON_CACHE/knnvc``, default ``~/.cache/voxanon/knnvc``). It holds
+``keys.npy``, ``values.npy`` and ``meta.json``, which records the sha256 of
+both array files; it is written to a temporary folder and renamed into place
+in one step, and loaded memory-mapped: workers that match against the same
+targets share one copy in the page cache.
+
+The default targets' sets also ship with the package, packed to a sixth of
+their float16 size (:func:`pack`: 4-bit keys, 8-bit values, a range per
+dimension; docs/experiments/knnvc.md, "Shipped matching sets") and listed
+with their sha256 in ``voxanon/resources/knnvc/manifest.json``. A set the
+cache lacks is unpacked from there into the cache in seconds, so the first
+``knnvc`` call builds nothing. A stored set whose files are missing or do not
+match their digests is said so on one line and rebuilt.
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ import dataclasses
 import hashlib
 import json
 import os
+import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -41,8 +51,16 @@ from voxanon.errors import DataError
 from voxanon.progress import Progress
 
 #: bump when the matching-set computation changes (invalidates caches). 2: feature vocoders' target
-#: silence is trimmed on the waveform's mels (version 1 trimmed on the features and kept the silence)
-FORMAT_VERSION = 2
+#: silence is trimmed on the waveform's mels (version 1 trimmed on the features and kept the silence);
+#: 3: float16 arrays with their digests in meta.json
+FORMAT_VERSION = 3
+#: packed keys: 4-bit codes over each dimension's range between these percentiles (the tails are clipped)
+KEY_BITS, KEY_CLIP_PERCENT = 4, 0.1
+VALUE_BITS = 8
+
+
+class CorruptSetError(DataError):
+    """A stored matching set whose files are missing, unreadable or do not match their recorded digests."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,6 +86,11 @@ class MatchingSet:
 def cache_root() -> Path:
     """``$VOXANON_CACHE/knnvc`` or ``~/.cache/voxanon/knnvc``."""
     return Path(os.environ.get("VOXANON_CACHE") or Path.home() / ".cache" / "voxanon") / "knnvc"
+
+
+def shipped_root() -> Path:
+    """The packed matching sets shipped with the package, and their ``manifest.json``."""
+    return Path(__file__).resolve().parents[1] / "resources" / "knnvc"
 
 
 def tts_sources(specs: tuple[str, ...], texts: list[str]) -> list[TargetSource]:
@@ -156,45 +179,143 @@ def compute_matching_set(source: TargetSource, encoder, vocoder, trim_db: float,
     return MatchingSet(source.name, keys.astype(np.float32), mel[keep].astype(np.float32), mean_log_f0(wav, 16000))
 
 
-def cache_path(source: TargetSource, encoder, vocoder, trim_db: float = 40.0) -> Path:
-    """The folder where the matching set of ``source`` under this encoder, vocoder and trimming is cached."""
+def set_name(source: TargetSource, encoder, vocoder, trim_db: float = 40.0) -> str:
+    """The name of the matching set of ``source`` under this encoder, vocoder and trimming (a sha256)."""
     ident = json.dumps([FORMAT_VERSION, list(source.identity), encoder.name, vocoder.name, trim_db], default=str)
-    return cache_root() / hashlib.sha256(ident.encode()).hexdigest()
+    return hashlib.sha256(ident.encode()).hexdigest()
 
 
-def is_cached(source: TargetSource, encoder, vocoder, trim_db: float = 40.0) -> bool:
-    """Whether the matching set of ``source`` is in the cache (in this layout or the older ``.npz``)."""
-    path = cache_path(source, encoder, vocoder, trim_db)
-    return path.is_dir() or path.with_suffix(".npz").is_file()
+def sha256_file(path: Path) -> str:
+    """The sha256 of a file's bytes, in hex."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 22):
+            h.update(block)
+    return h.hexdigest()
 
 
 def store(ms: MatchingSet, path: Path) -> None:
-    """Write ``ms`` into the folder ``path`` in one step; a set another process stored first is kept."""
+    """Write ``ms`` into the folder ``path`` in one step, float16, with the sha256 of each array file; a set another
+    process stored first is kept."""
     with atomic_folder(path) as tmp:
-        np.save(tmp / "keys.npy", np.ascontiguousarray(ms.keys, dtype=np.float32))
-        np.save(tmp / "values.npy", np.ascontiguousarray(ms.values, dtype=np.float32))
-        (tmp / "meta.json").write_text(json.dumps({"name": ms.name, "log_f0_mean": ms.log_f0_mean}))
+        digests = {}
+        for name in ("keys", "values"):
+            np.save(tmp / f"{name}.npy", np.ascontiguousarray(getattr(ms, name), dtype=np.float16))
+            digests[name] = sha256_file(tmp / f"{name}.npy")
+        meta = {"name": ms.name, "log_f0_mean": ms.log_f0_mean, "sha256": digests}
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+
+
+#: set folders whose files were checked in this process, with their ``meta.json``'s modification time then
+_verified: dict[Path, int] = {}
 
 
 def load(path: Path, name: str) -> MatchingSet:
-    """The matching set in the cache folder ``path``, keys and values memory-mapped (read-only)."""
-    meta = json.loads((path / "meta.json").read_text())
-    return MatchingSet(name, np.load(path / "keys.npy", mmap_mode="r"), np.load(path / "values.npy", mmap_mode="r"),
-                       float(meta["log_f0_mean"]))
+    """The matching set in the folder ``path``, memory-mapped (read-only), after checking its files against the
+    digests in its ``meta.json`` (once per process); :class:`CorruptSetError` if one is missing or differs."""
+    try:
+        meta = json.loads((path / "meta.json").read_text())
+        mtime = (path / "meta.json").stat().st_mtime_ns
+        if _verified.get(path) != mtime:
+            for array in ("keys", "values"):
+                if sha256_file(path / f"{array}.npy") != meta["sha256"][array]:
+                    raise CorruptSetError(f"matching set {path}: {array}.npy does not match its recorded sha256")
+            _verified[path] = mtime
+        return MatchingSet(name, np.load(path / "keys.npy", mmap_mode="r"), np.load(path / "values.npy", mmap_mode="r"),
+                           float(meta["log_f0_mean"]))
+    except CorruptSetError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise CorruptSetError(f"matching set {path}: unreadable ({type(e).__name__}: {e})") from e
+
+
+def _quantize(x: np.ndarray, bits: int, clip_percent: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Codes ``(N, D)`` of ``bits`` bits over each column's range (between the ``clip_percent`` and
+    ``100 - clip_percent`` percentiles), with the columns' lower ends and steps."""
+    x = np.asarray(x, dtype=np.float32)
+    low, high = np.percentile(x, [clip_percent, 100 - clip_percent], axis=0) if clip_percent else (x.min(0), x.max(0))
+    step = np.maximum(high - low, 1e-12) / (2**bits - 1)
+    codes = np.clip(np.rint((x - low) / step), 0, 2**bits - 1).astype(np.uint8)
+    return codes, low.astype(np.float32), step.astype(np.float32)
+
+
+def pack(ms: MatchingSet) -> dict[str, np.ndarray]:
+    """``ms`` in its shipped form: keys as 4-bit codes (two per byte) over each dimension's range with the outer
+    0.1 % clipped, values as 8-bit codes over each band's range, and the mean log-F0 (:func:`unpack` reverses it,
+    up to the codes' rounding)."""
+    codes, key_low, key_step = _quantize(ms.keys, KEY_BITS, KEY_CLIP_PERCENT)
+    codes = np.pad(codes, ((0, 0), (0, codes.shape[1] % 2)))
+    value_codes, value_low, value_step = _quantize(ms.values, VALUE_BITS, 0.0)
+    return {"key_codes": codes[:, 0::2] | (codes[:, 1::2] << 4), "key_low": key_low, "key_step": key_step,
+            "value_codes": value_codes, "value_low": value_low, "value_step": value_step,
+            "log_f0_mean": np.float64(ms.log_f0_mean)}
+
+
+def unpack(packed, name: str) -> MatchingSet:
+    """The matching set of a :func:`pack`-ed mapping of arrays (keys renormalised to unit length)."""
+    pairs = packed["key_codes"]
+    codes = np.empty((len(pairs), 2 * pairs.shape[1]), dtype=np.uint8)
+    codes[:, 0::2], codes[:, 1::2] = pairs & 0x0F, pairs >> 4
+    dims = len(packed["key_low"])
+    keys = codes[:, :dims] * packed["key_step"] + packed["key_low"]
+    keys /= np.linalg.norm(keys, axis=1, keepdims=True) + 1e-8
+    values = packed["value_codes"] * packed["value_step"] + packed["value_low"]
+    return MatchingSet(name, keys.astype(np.float16), values.astype(np.float16), float(packed["log_f0_mean"]))
+
+
+def shipped_manifest() -> dict:
+    """``{set name: {"target", "sha256", "frames"}}`` of the shipped packed sets (empty when none ship)."""
+    path = shipped_root() / "manifest.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _say(problem: CorruptSetError) -> None:
+    print(f"knnvc: {problem}; it will be rebuilt in {cache_root()}", file=sys.stderr, flush=True)
+
+
+def _unpack_shipped(name: str, target: str) -> MatchingSet | None:
+    """The shipped set ``name`` unpacked, or ``None`` if none ships under that name or it is corrupt (said)."""
+    entry = shipped_manifest().get(name)
+    if entry is None:
+        return None
+    path = shipped_root() / f"{name}.npz"
+    try:
+        if not path.is_file() or sha256_file(path) != entry["sha256"]:
+            raise CorruptSetError(f"shipped matching set {path}: " + ("missing" if not path.is_file() else
+                                                                      "does not match the sha256 of its manifest"))
+        with np.load(path) as packed:
+            return unpack(packed, target)
+    except CorruptSetError as e:
+        _say(e)
+    except (OSError, ValueError, KeyError) as e:
+        _say(CorruptSetError(f"shipped matching set {path}: unreadable ({type(e).__name__}: {e})"))
+    return None
+
+
+def find(source: TargetSource, encoder, vocoder, trim_db: float = 40.0) -> MatchingSet | None:
+    """The stored matching set of ``source``: from the cache, else unpacked from the shipped sets into the cache;
+    ``None`` when neither has it. A cached set that is missing files or does not match its digests is said so on
+    one line and removed; a corrupt shipped one is said so and passed over."""
+    path = cache_root() / set_name(source, encoder, vocoder, trim_db)
+    if path.is_dir():
+        try:
+            return load(path, source.name)
+        except CorruptSetError as e:
+            _say(e)
+            shutil.rmtree(path, ignore_errors=True)
+    shipped = _unpack_shipped(path.name, source.name)
+    if shipped is None:
+        return None
+    store(shipped, path)
+    return load(path, source.name)
 
 
 def matching_set(source: TargetSource, encoder, vocoder, trim_db: float = 40.0,
                  progress: Progress | None = None) -> MatchingSet:
-    """The cached matching set of ``source``, computing and storing it on first use."""
-    path = cache_path(source, encoder, vocoder, trim_db)
-    legacy = path.with_suffix(".npz")
-    if not path.is_dir() and legacy.is_file():
-        try:
-            with np.load(legacy) as z:
-                store(MatchingSet(source.name, z["keys"], z["values"], float(z["log_f0_mean"])), path)
-            legacy.unlink(missing_ok=True)
-        except FileNotFoundError:      # another process converted it meanwhile
-            pass
-    if not path.is_dir():
-        store(compute_matching_set(source, encoder, vocoder, trim_db, progress), path)
+    """The stored matching set of ``source`` (:func:`find`), computed and cached when there is none."""
+    found = find(source, encoder, vocoder, trim_db)
+    if found is not None:
+        return found
+    path = cache_root() / set_name(source, encoder, vocoder, trim_db)
+    store(compute_matching_set(source, encoder, vocoder, trim_db, progress), path)
     return load(path, source.name)
