@@ -21,7 +21,8 @@ resumable, one generator per utterance from ``sha256(f"{seed}/condition/<name>/<
 into ``OUT/conditions/<condition>/<source>/<set>-<content digest>``; a result file
 ``<utt>.json`` beside each output whose level was scaled down (or whose room
 was drawn) says so. The evaluations under a condition are the privacy attacks
-(every scenario and rung of the profile) and the WER, each a stage cached like
+(every scenario and rung of the profile) and the WER (of the run's recogniser and
+of any second one the profile names), each a stage cached like
 the clean run's, so rerunning recomputes only what changed.
 """
 
@@ -47,8 +48,9 @@ from voxanon.jobs.benchmark.records import (
 INPUT, OUTPUT = "input", "output"
 #: where a condition can be applied, in report order
 PLACES = (INPUT, OUTPUT)
-#: the evaluator kinds run under a condition: privacy (every attacker) and WER
-CONDITION_KINDS = ("privacy", "wer")
+#: the evaluator kinds run under a condition: privacy (every attacker) and WER (the run's recogniser and the
+#: profile's second ones)
+CONDITION_KINDS = ("privacy", "wer", "wer_check")
 
 
 @dataclass(frozen=True)
