@@ -187,7 +187,7 @@ def test_a_rerun_reuses_every_stage_and_a_new_condition_computes_only_its_own(tm
     assert again.recomputed == []
     more = _bench(tmp_path, ("telephone", "reverb300"), ("output",))
     results = more.run()
-    assert sorted(more.recomputed) == ["level-mcadams-test@reverb300 output", "level-original-test@reverb300"]
+    assert sorted(more.recomputed) == ["level-mcadams-test@reverb300-output", "level-original-test@reverb300"]
     assert [(r.name, r.applied_to) for r in results.conditions] == [("telephone", "output"),
                                                                     ("reverb300", "output")]
 
@@ -204,7 +204,7 @@ def test_a_failing_system_under_a_condition_is_named_with_it(tmp_path, level_onl
 
     monkeypatch.setattr(Benchmark, "_anonymize", failing)
     results = bench.run()
-    assert results.errors == {"mcadams [noise10 input]": ["anonymize: RuntimeError: broken on degraded input"]}
+    assert results.errors == {"mcadams [noise10-input]": ["anonymize: RuntimeError: broken on degraded input"]}
     [run] = results.conditions
     assert set(run.systems) == {"original"}  # the others finished
 

@@ -361,7 +361,7 @@ class Benchmark:
                 self._fail(f"{ORIGINAL} [{cond.name}]", "condition", exc)
                 continue
             for place in self.profile.condition_places:
-                tag = f"{cond.name} {place}"
+                tag = f"{cond.name}-{place}"
                 systems, cond_records, paths = {}, {}, {}
                 for s in self.systems:
                     rec = records[s.label]
