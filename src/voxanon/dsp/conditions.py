@@ -351,6 +351,14 @@ class Condition:
         return {k: v for k, v in (("name", self.name), ("kind", self.kind), ("codec", self.codec),
                                   ("snr_db", self.snr_db), ("rt60", self.rt60)) if v is not None}
 
+    def check(self) -> None:
+        """Raise ConfigError when what this condition needs is not installed (before any work starts)."""
+        import importlib.util
+
+        if self.kind == "reverb" and importlib.util.find_spec("pyroomacoustics") is None:
+            raise ConfigError(f"{self.name} needs pyroomacoustics: pip install 'voxanon[conditions]' "
+                              "(tools/setup.sh installs it)")
+
     def apply(self, x: np.ndarray, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, float, dict]:
         """``x`` under this condition: (signal, full-scale gain, what was drawn: the room, JSON-serialisable).
 

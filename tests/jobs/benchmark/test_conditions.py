@@ -220,6 +220,17 @@ def test_condition_options_are_checked_before_any_work(tmp_path):
     assert PROFILES["conditions"].conditions and not PROFILES["default"].conditions  # an option, not the default
 
 
+def test_a_missing_room_simulator_is_said_before_any_work(tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyroomacoustics" else
+                        real(name, *a))
+    with pytest.raises(ConfigError, match=r"reverb600 needs pyroomacoustics.*voxanon\[conditions\]"):
+        _bench(tmp_path, ("telephone", "reverb"))
+    assert [c.name for c in parse_conditions("telephone,noise5")] == ["telephone", "noise5"]
+
+
 def test_channel_is_the_condition_in_the_runner_shape():
     x = 0.98 * np.sign(np.sin(np.linspace(0, 60, 16000))).astype(np.float32)
     channel = Channel(condition="telephone")

@@ -84,11 +84,14 @@ class Channel(Anonymizer):
 
 
 def parse_conditions(text: str | list[str] | tuple[str, ...]) -> tuple[Condition, ...]:
-    """Conditions from ``"telephone,noise10,reverb"`` (or a list of names), each once, in order."""
+    """Conditions from ``"telephone,noise10,reverb"`` (or a list of names), each once, in order; ConfigError for
+    an unknown name or one whose library is not installed."""
     names = text.split(",") if isinstance(text, str) else list(text)
     out = [parse_condition(n) for n in names if n.strip()]
     if not out:
         raise ConfigError("no recording condition given: e.g. --conditions telephone,noise10,reverb600")
+    for condition in out:
+        condition.check()
     return tuple(dict.fromkeys(out))
 
 
