@@ -22,6 +22,15 @@ def run(args: argparse.Namespace) -> int:
     profile = PROFILES["quick" if args.quick else args.profile]
     added = tuple(e for e in args.add_evaluators or () if e not in profile.extra_evaluators)
     profile = dataclasses.replace(profile, extra_evaluators=profile.extra_evaluators + added)
+    if args.conditions is not None or args.condition_on is not None:
+        from voxanon.jobs.benchmark.conditions import parse_conditions, parse_places
+
+        conditions = (tuple(c.name for c in parse_conditions(args.conditions)) if args.conditions is not None
+                      else profile.conditions)
+        places = parse_places(args.condition_on) if args.condition_on is not None else profile.condition_places
+        if not conditions:
+            raise ConfigError("--condition-on needs --conditions (or --profile conditions)")
+        profile = dataclasses.replace(profile, conditions=conditions, condition_places=places)
     try:
         systems = [parse_system(s) for s in args.systems] if args.systems else default_systems(profile)
     except ValueError as exc:  # a --system that does not parse
@@ -39,11 +48,37 @@ def run(args: argparse.Namespace) -> int:
     rows = [[r.system, *(r[c.name] for c in columns), category(rank[r.system].category if r.system in rank else None)]
             for r in summary.rows]
     print("\n" + format_table(["system", *(c.cli for c in columns), "category"], rows))
+    if results.conditions:
+        _print_conditions(results, summary)
     if results.errors:
         print(f"\n{len(results.errors)} system(s) had errors; see {out / 'results.json'}")
     print(f"\nreport: {out / 'report.html'}\nresults: {out / 'results.json'}, {out / 'summary.csv'}, "
-          f"{out / 'privacy.csv'}\nfigures: {out / 'figures'}")
+          f"{out / 'privacy.csv'}" + (f", {out / 'conditions.csv'}" if results.conditions else "")
+          + f"\nfigures: {out / 'figures'}")
     return EXIT_PARTIAL if results.errors else EXIT_OK
+
+
+def _print_conditions(results, summary) -> None:
+    """Strongest-attacker EER and WER per system under each condition and place, beside the clean run's."""
+    from voxanon.jobs.benchmark.conditions import condition_summary
+    from voxanon.table import format_table
+
+    def cell(row, key: str) -> str:
+        value = row.values.get(key) if row is not None else None
+        return "-" if value is None else f"{value:.2f}"
+
+    runs = list(results.conditions)
+    by_run = [{r.system: r for r in condition_summary(results, run).rows} for run in runs]
+    header = ["system", "EER % clean", "WER % clean"]
+    for run in runs:
+        header += [f"EER % {run.name} {run.applied_to}", f"WER % {run.name} {run.applied_to}"]
+    rows = []
+    for r in summary.rows:
+        cells = [r.system, cell(r, "eer"), cell(r, "wer")]
+        for rows_of in by_run:
+            cells += [cell(rows_of.get(r.system), "eer"), cell(rows_of.get(r.system), "wer")]
+        rows.append(cells)
+    print("\nrecording conditions (EER of the strongest attacker):\n" + format_table(header, rows))
 
 
 def _evaluator_option(p: argparse.ArgumentParser) -> None:
@@ -72,10 +107,22 @@ def register(commands) -> None:
                    help="quick: 3 systems, test split, small formant corpus, attacker rungs (a) and small (c); "
                         "default: the 9 signal-processing and cascade anonymizers, dev+test, small Kokoro corpus, "
                         "rungs (a)-(c); neural: the same for the shipped LTF and F3-VA models (run it into the "
-                        "default's OUT to add them to its results); full: every offline anonymizer (kNN-VC included), the default-size Kokoro "
+                        "default's OUT to add them to its results); conditions: the default again under "
+                        "telephone, noise10 and reverb600, each on the input and the output (privacy and WER; "
+                        "about six more main jobs); full: every offline anonymizer (kNN-VC included), the default-size Kokoro "
                         "corpus, VPC-recipe ECAPA, plus content privacy (C-EER) and SER and ASR learnability "
                         "(hours; not in default: they add the ASR of each training set and 5 SER trainings and a "
                         "CTC training per system, past its time budget)")
+    p.add_argument("--conditions", metavar="LIST",
+                   help="also measure privacy and WER under these recording conditions, comma-separated: "
+                        "telephone (300-3400 Hz, 8 kHz, G.711 mu-law), telephone-gsm (GSM 06.10), noise<SNR dB> "
+                        "(pink noise, speech-active SNR; e.g. noise20,noise10,noise5), reverb<RT60 ms> (simulated "
+                        "rooms; e.g. reverb300,reverb600,reverb900); each costs about one more run of the profile "
+                        "per place (the conditions profile: telephone,noise10,reverb600)")
+    p.add_argument("--condition-on", metavar="PLACES",
+                   help="where the conditions apply: input (before anonymization: does the anonymizer survive "
+                        "such recordings?), output (after it, before the attackers: does the channel change "
+                        "privacy?) or input,output (default)")
     p.add_argument("--quick", action="store_true", help="same as --profile quick (a few minutes; for CI)")
     p.defer(_evaluator_option)
     p.add_argument("--seed", type=int, default=0,

@@ -21,8 +21,8 @@ SYSTEMS = ("original", "mcadams")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def _benchmark(out: Path) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "voxanon", "benchmark", "--quick", "--out", str(out), "--quiet"]
+def _benchmark(out: Path, *extra: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "voxanon", "benchmark", "--quick", "--out", str(out), "--quiet", *extra]
     for s in SYSTEMS:
         cmd += ["--system", s]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=2400)
@@ -113,3 +113,32 @@ def test_rerun_reuses_every_stage(run):
     assert {p.name: p.stat().st_mtime_ns for p in (out / "stages").glob("*.json")} == stages
     again = json.loads((out / "results.json").read_text())
     assert again["systems"] == first["systems"]
+
+
+def test_a_condition_on_the_output_adds_its_results_and_reuses_the_clean_stages(run):
+    """Noise at 10 dB SNR between the anonymizer and the attackers: every attacker and the WER again, on the
+    degraded sets only; the clean stages are read from the cache."""
+    out, _ = run
+    clean = {p.name: p.stat().st_mtime_ns for p in (out / "stages").glob("*.json")}
+    proc = _benchmark(out, "--conditions", "noise10", "--condition-on", "output")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    stages = {p.name: p.stat().st_mtime_ns for p in (out / "stages").glob("*.json")}
+    assert {k: v for k, v in stages.items() if k in clean} == clean  # nothing clean recomputed
+    new = set(stages) - set(clean)
+    assert new and all("@noise10" in name for name in new)
+    res = json.loads((out / "results.json").read_text())
+    assert res["schema_version"] == 4 and res["errors"] == {}
+    [cond] = res["conditions"]
+    assert (cond["condition"], cond["applied_to"]) == ({"name": "noise10", "kind": "noise", "snr_db": 10.0}, "output")
+    orig, mc = cond["systems"]["original"], cond["systems"]["mcadams"]
+    for name, system in cond["systems"].items():  # every attacker of the clean run, again
+        assert set(system["privacy"]) == set(res["systems"][name]["privacy"])
+    for system in (orig, mc):
+        assert system["wer"]["test"]["n_scored"] > 0
+        assert "/conditions/noise10/" in system["privacy"]["AA-semi"]["test"]["training"]["train"]
+    with (out / "conditions.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["system"] for r in rows} == set(SYSTEMS) and all(r["condition"] == "noise10" for r in rows)
+    assert all(r["eer"] and r["wer"] and r["d_wer"] for r in rows)
+    assert "EER % noise10 output" in proc.stdout
+    assert "Recording conditions" in (out / "report.html").read_text()

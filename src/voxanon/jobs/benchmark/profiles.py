@@ -20,7 +20,10 @@ class Profile:
     ``extra_evaluators`` names evaluators of
     :data:`~voxanon.evaluation.evaluator.OPTIONAL_EVALUATORS` run besides the default ones; ``check_asrs`` the
     recognisers whose WER is measured beside the run's ASR (a judge that a model trained against Whisper's
-    encoder cannot have learnt to please).
+    encoder cannot have learnt to please). ``conditions`` are recording conditions
+    (:mod:`voxanon.dsp.conditions` names) under which privacy and WER are measured again, applied to the
+    ``condition_places``: ``input`` (before anonymization) and/or ``output`` (after it)
+    (:mod:`voxanon.jobs.benchmark.conditions`).
     """
 
     name: str
@@ -39,6 +42,8 @@ class Profile:
     systems: tuple[str, ...] | None = None
     extra_evaluators: tuple[str, ...] = ()
     check_asrs: tuple[str, ...] = ()
+    conditions: tuple[str, ...] = ()
+    condition_places: tuple[str, ...] = ("input", "output")
 
 
 #: the default profile's anonymizers (besides the original)
@@ -67,6 +72,12 @@ PROFILES = {
     # main job's folder, it reuses the corpus and the original's evaluations and adds only their work; LTF was
     # trained against Whisper's encoder, so pocketsphinx's WER stands beside Whisper's
     "neural": replace(MAIN, name="neural", systems=NEURAL_SYSTEMS, check_asrs=("pocketsphinx",)),
+    # the main job again under a telephone line, noise at 10 dB SNR and a room of RT60 0.6 s, each applied to the
+    # input (before anonymization) and to the output (before the attackers): privacy (every attacker, the
+    # trained rungs retrained) and WER per condition. Each condition and place costs about one main job without
+    # its emotion and quality measures, so this is not the default; run into the main job's folder it reuses the
+    # clean results
+    "conditions": replace(MAIN, name="conditions", conditions=("telephone", "noise10", "reverb600")),
     # every offline anonymizer (kNN-VC included); more speakers and trials for tighter intervals; rung (c) with
     # the VPC recipe, a GPU recipe: on one CPU core its epochs are slow (docs/experiments/attackers.md, "Rung (c)
     # against epochs and training-set size"), so on 2 cores this profile takes many hours.

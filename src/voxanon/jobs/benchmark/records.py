@@ -21,7 +21,9 @@ from voxanon.evaluation.evaluator import Column
 from voxanon.evaluation.results import RESULT_KINDS, PrivacyResult, from_dict, to_dict
 from voxanon.evaluation.scenarios import OO, SCENARIOS
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+#: older versions this one still reads (4 added ``conditions``, absent from a version 3 file)
+READABLE_VERSIONS = (3, SCHEMA_VERSION)
 ORIGINAL = "original"
 
 
@@ -143,6 +145,23 @@ class Ranking:
 
 
 @dataclass(frozen=True)
+class ConditionRun:
+    """Every system's results under one recording condition applied in one place
+    (:mod:`voxanon.jobs.benchmark.conditions`: ``input``, before anonymization, or ``output``, after it)."""
+
+    condition: dict[str, Any]
+    description: str
+    applied_to: str
+    systems: dict[str, SystemRecord] = field(default_factory=dict)
+    paths: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The condition's name (``noise10``)."""
+        return self.condition["name"]
+
+
+@dataclass(frozen=True)
 class BenchmarkResults:
     """Everything one benchmark run produced (``results.json``)."""
 
@@ -159,6 +178,8 @@ class BenchmarkResults:
     paths: dict[str, dict[str, str]]
     ranking: Ranking
     elapsed_seconds: float
+    #: the run's recording conditions (``voxanon benchmark --conditions``), empty without them
+    conditions: list[ConditionRun] = field(default_factory=list)
 
 
 def save_results(path: Path, results: BenchmarkResults) -> None:
@@ -174,7 +195,7 @@ def load_results(path: str | Path) -> BenchmarkResults:
     except (OSError, json.JSONDecodeError) as exc:
         raise DataError(f"{path}: cannot read benchmark results ({exc})") from None
     version = data.get("schema_version") if isinstance(data, dict) else None
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS:
         raise DataError(f"{path}: results schema version {version!r} is not {SCHEMA_VERSION} (written by "
                         f"another voxanon version); rerun `voxanon benchmark` into this folder to rebuild it")
     return from_dict(BenchmarkResults, data, str(path))

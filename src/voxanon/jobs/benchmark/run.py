@@ -61,6 +61,7 @@ from voxanon.jobs.benchmark.records import (
     ORIGINAL,
     SCHEMA_VERSION,
     BenchmarkResults,
+    ConditionRun,
     DataInfo,
     Primary,
     RunInfo,
@@ -191,6 +192,10 @@ class Benchmark:
         self.errors: dict[str, list[str]] = {}
         self.recomputed: list[str] = []  # stages computed (not read from the cache) by this run
         self.summary: Summary | None = None  # the results' summary rows, once :meth:`run` finished
+        if self.profile.conditions:  # a bad name fails before any work
+            from voxanon.jobs.benchmark.conditions import parse_conditions, parse_places
+
+            parse_conditions(self.profile.conditions), parse_places(self.profile.condition_places)
 
     # -- helpers -----------------------------------------------------------------------------
     def _fail(self, system: str, stage: str, exc: Exception | str) -> None:
@@ -232,11 +237,13 @@ class Benchmark:
                          engine=want["engine"])
         return find_layout(root)
 
-    def _anonymize(self, system: System, layout: Layout, splits: list[str]) -> dict[str, Any]:
-        """Anonymize every set for ``system`` (finished utterances are skipped by the runner).
+    def _anonymize(self, system: System, sets: dict[str, Path], tag: str | None = None) -> dict[str, Any]:
+        """Anonymize every set of ``sets`` (short name -> data directory) for ``system`` (finished utterances are
+        skipped by the runner).
 
         Each output folder is named by the system's settings, the seed and the
-        content of its source set, so changing any of them writes a new one.
+        content of its source set, so changing any of them writes a new one
+        (``tag``: a recording condition's sets, in a folder of their own).
         Returns the output paths, the failure count and the real-time factor of
         the audio processed, remembered from the run that did the work.
         """
@@ -244,8 +251,9 @@ class Benchmark:
 
         anonymizer = build(system.method, system.params)
         paths, audio, wall, failed = {}, 0.0, 0.0, 0
-        for name, src in layout.sets(splits).items():
-            dst = self.out / "anon" / f"{system.label}-{system.key(self.seed)}" / f"{name}-{data_fingerprint(src)[:8]}"
+        folder = self.out / "anon" / f"{system.label}-{system.key(self.seed)}"
+        for name, src in sets.items():
+            dst = (folder / tag if tag else folder) / f"{name}-{data_fingerprint(src)[:8]}"
             summary = anonymize_corpus(src, dst, anonymizer, seed=self.seed, jobs=self.jobs, quiet=self.quiet)
             paths[name] = str(dst)
             failed += summary.failed
@@ -254,10 +262,11 @@ class Benchmark:
                 wall += summary.wall_seconds
         speed = {"rtf": wall / audio if audio else None, "audio_seconds": audio, "jobs": self.jobs or os.cpu_count()}
         settings = {"sets": sorted(paths.values())}
+        stage = f"speed-{system.label}" + (f"@{tag}" if tag else "")
         if speed["rtf"] is None:  # nothing new: the speed measured when the work was done
-            speed = self.cache.run(f"speed-{system.label}", settings, lambda: speed)
+            speed = self.cache.run(stage, settings, lambda: speed)
         else:
-            self.cache.save(f"speed-{system.label}", settings, speed)
+            self.cache.save(stage, settings, speed)
         return {"paths": paths, "failed": failed, **speed}
 
     def _ser_models(self, emo_dir: str) -> Path | None:
@@ -274,17 +283,29 @@ class Benchmark:
             return None
         return models
 
-    def _evaluate(self, todo: list[tuple[Evaluator, SystemData]], env: Env) -> dict[tuple[str, str], Any]:
+    def _evaluate(self, todo: list[tuple[Evaluator, SystemData]], env: Env,
+                  tags: dict[str, str] | None = None) -> dict[tuple[str, str], Any]:
         """Typed results by (system, evaluator name): from the cache when nothing they depend on changed, else
-        computed on :mod:`~voxanon.jobs.benchmark.eval_workers` (``jobs`` at a time) and saved."""
+        computed on :mod:`~voxanon.jobs.benchmark.eval_workers` (``jobs`` at a time) and saved.
+
+        ``tags`` (system label -> tag) sets a recording condition's stages apart from the clean run's: the tag
+        ends each stage's name and the system's name in an error."""
         from voxanon.jobs.benchmark.eval_workers import run_units, units
 
+        tags = tags or {}
         stages, saved, missing = {}, {}, []
+
+        def who(label: str) -> str:
+            return f"{label} [{tags[label]}]" if label in tags else label
+
         for ev, data in todo:
             try:  # the key reads the inputs' content
-                stages[data.label, ev.name] = "-".join((ev.kind, data.label, *ev.slot)), ev.key(data, self.seed)
+                name = "-".join((ev.kind, data.label, *ev.slot))
+                if data.label in tags:
+                    name += f"@{tags[data.label]}"
+                stages[data.label, ev.name] = name, ev.key(data, self.seed)
             except Exception as exc:
-                self._fail(data.label, ev.name, exc)
+                self._fail(who(data.label), ev.name, exc)
                 continue
             result = self.cache.get(*stages[data.label, ev.name])
             if result is MISSING:
@@ -294,7 +315,7 @@ class Benchmark:
         for unit, outcomes in run_units(units(missing), env, self.jobs or len(os.sched_getaffinity(0))):
             for ev, (result, error) in zip(unit.evaluators, outcomes):
                 if error is not None:
-                    self._fail(unit.data.label, ev.name, error)
+                    self._fail(who(unit.data.label), ev.name, error)
                     continue
                 name, key = stages[unit.data.label, ev.name]
                 self.cache.save(name, key, result)
@@ -307,8 +328,73 @@ class Benchmark:
                     typed[data.label, ev.name] = from_dict(RESULT_KINDS[ev.kind][0], saved[data.label, ev.name],
                                                            ev.name)
                 except Exception as exc:  # a saved result this version cannot read
-                    self._fail(data.label, ev.name, exc)
+                    self._fail(who(data.label), ev.name, exc)
         return typed
+
+    def _conditions(self, original: dict[str, str], anon_paths: dict[str, dict[str, str]],
+                    records: dict[str, dict[str, Any]], evaluators: list[Evaluator], env: Env,
+                    synthetic: bool) -> list[ConditionRun]:
+        """Every system's privacy and WER under each recording condition, applied to the input and/or the
+        output (:mod:`voxanon.jobs.benchmark.conditions`); stages cached as the clean run's are."""
+        from voxanon.jobs.benchmark.conditions import (
+            CONDITION_KINDS,
+            INPUT,
+            condition_set,
+            parse_conditions,
+        )
+
+        evs = [e for e in evaluators if e.kind in CONDITION_KINDS]
+        sources = {k: Path(v) for k, v in original.items() if k != EMO}  # no SER under a condition
+        runs = []
+        for cond in parse_conditions(self.profile.conditions):
+            def degrade(source: str, sets: dict[str, Path]) -> tuple[dict[str, Path], int]:
+                out, failed = {}, 0
+                for name, src in sets.items():
+                    dst = self.out / "conditions" / cond.name / source / f"{name}-{data_fingerprint(src)[:8]}"
+                    failed += condition_set(cond, src, dst, seed=self.seed, jobs=self.jobs, quiet=self.quiet)
+                    out[name] = dst
+                return out, failed
+
+            try:
+                degraded, failed_original = degrade(ORIGINAL, sources)
+            except Exception as exc:
+                self._fail(f"{ORIGINAL} [{cond.name}]", "condition", exc)
+                continue
+            for place in self.profile.condition_places:
+                tag = f"{cond.name}-{place}"
+                systems, cond_records, paths = {}, {}, {}
+                for s in self.systems:
+                    rec = records[s.label]
+                    try:
+                        if s.method is None:
+                            sets, failed = degraded, failed_original
+                        elif place == INPUT:
+                            info = self._anonymize(s, degraded, tag=cond.name)
+                            sets, failed = {k: Path(v) for k, v in info["paths"].items()}, info["failed"]
+                        else:
+                            clean = anon_paths.get(s.label)
+                            if clean is None:  # its clean anonymization failed (recorded already)
+                                continue
+                            sets, failed = degrade(f"{s.label}-{rec['key']}", {k: Path(clean[k]) for k in sources})
+                    except Exception as exc:  # one system failing never stops the others
+                        self._fail(f"{s.label} [{tag}]", "condition" if place != INPUT else "anonymize", exc)
+                        continue
+                    # the ignorant attacker's enrollment: degraded speech for the input, clean for the output
+                    reference = degraded if place == INPUT or s.method is None else sources
+                    systems[s.label] = SystemData(s.label, s.method is not None, sets, reference, synthetic=synthetic)
+                    cond_records[s.label] = {"method": s.method, "params": s.params, "key": rec["key"],
+                                             "failed_utterances": failed, "results": {}}
+                    paths[s.label] = {k: str(v) for k, v in sets.items()}
+                todo = [(ev, data) for ev in evs for data in systems.values() if ev.applies(data)]
+                # the original row is the same under both places: one stage, computed once
+                tags = {label: (cond.name if records[label]["method"] is None else tag) for label in systems}
+                found = self._evaluate(todo, env, tags)
+                for ev, data in todo:
+                    if (data.label, ev.name) in found:
+                        cond_records[data.label]["results"][(ev.kind, *ev.slot)] = found[data.label, ev.name]
+                runs.append(ConditionRun(cond.settings(), cond.describe(), place,
+                                         {k: SystemRecord(**v) for k, v in cond_records.items()}, paths))
+        return runs
 
     # -- stages --------------------------------------------------------------------------------
     def run(self) -> BenchmarkResults:
@@ -316,7 +402,7 @@ class Benchmark:
         from voxanon.jobs.report.write import write_outputs
 
         t0 = time.monotonic()
-        stages = Stages(6, self.quiet)
+        stages = Stages(7 if self.profile.conditions else 6, self.quiet)
         stages.step("data")
         layout = self._layout()
         splits = [s for s in self.profile.splits if s in layout.splits] or layout.splits
@@ -334,7 +420,7 @@ class Benchmark:
                 anon_paths[s.label] = original
                 continue
             try:
-                info = self._anonymize(s, layout, list(dict.fromkeys(select + splits)))
+                info = self._anonymize(s, layout.sets(list(dict.fromkeys(select + splits))))
             except Exception as exc:  # one broken system must not stop the benchmark
                 self._fail(s.label, "anonymize", exc)
                 continue
@@ -363,6 +449,12 @@ class Benchmark:
             if (data.label, ev.name) in results_by:
                 records[data.label]["results"][(ev.kind, *ev.slot)] = results_by[data.label, ev.name]
 
+        condition_runs = []
+        if self.profile.conditions:
+            stages.step(f"recording conditions: {', '.join(self.profile.conditions)} "
+                        f"on the {' and the '.join(self.profile.condition_places)}")
+            condition_runs = self._conditions(original, anon_paths, records, evaluators, env, layout.synthetic)
+
         stages.step("ranking")
         record_objs = {label: SystemRecord(**r) for label, r in records.items()}
         info = RunInfo(seed=self.seed, asr=self.asr, wer_normalization=WER_NORMALIZATION,
@@ -377,7 +469,8 @@ class Benchmark:
             settings=info, versions=_versions(),
             machine={"cpu_count": os.cpu_count(), "platform": platform.platform()},
             data=DataInfo(str(layout.root), layout.synthetic, splits, layout.description),
-            systems=record_objs, errors=self.errors, paths=anon_paths, ranking=None, elapsed_seconds=0.0)
+            systems=record_objs, errors=self.errors, paths=anon_paths, ranking=None, elapsed_seconds=0.0,
+            conditions=condition_runs)
         self.summary = summarize(results)
         results = dataclasses.replace(results, ranking=rank(self.summary.rows),
                                       elapsed_seconds=time.monotonic() - t0)

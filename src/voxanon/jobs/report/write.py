@@ -25,6 +25,7 @@ from voxanon.evaluation.scenarios import (
     SCENARIOS,
     title,
 )
+from voxanon.jobs.benchmark.conditions import condition_rows
 from voxanon.jobs.benchmark.records import (
     ORIGINAL,
     RTF,
@@ -36,6 +37,7 @@ from voxanon.jobs.benchmark.records import (
     summarize,
 )
 from voxanon.jobs.report import figures, page
+from voxanon.jobs.report.conditions import conditions_section
 from voxanon.jobs.report.page import audio, figure, fmt, fmt_ci, table, write_report
 
 #: class code -> the word the report uses
@@ -263,6 +265,8 @@ def write_outputs(out: Path, results: BenchmarkResults, listen=None, summary: Su
     prows = privacy_rows(results)
     _write_csv(out / "summary.csv", summary_table(summary, results.ranking))
     _write_csv(out / "privacy.csv", prows)
+    if results.conditions:
+        _write_csv(out / "conditions.csv", condition_rows(results, summary))
     save_results(out / "results.json", results)
     figs = _figures(out, results, rows)
     banner = None
@@ -289,6 +293,7 @@ def write_outputs(out: Path, results: BenchmarkResults, listen=None, summary: Su
                     + _headline_table(summary, results.ranking) + _content_shifts(rows)
                     + f"<p>Pareto fronts:</p><ul>{fronts}</ul>"),
         *_evaluator_sections(results),
+        *([("Recording conditions", conditions)] if (conditions := conditions_section(results, summary)) else []),
         ("Figures", "<div class='figs'>" + "".join(figure(p, c) for p, c in figs) + "</div>"),
         ("Privacy", _privacy_table(prows)),
         ("Utility", _utility_table(results)
