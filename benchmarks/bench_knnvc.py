@@ -15,6 +15,17 @@ whisper-tiny WER.
 (``n_targets=1``, the paper's) and with its default blend of two (default
 targets), WER with whisper-tiny and pocketsphinx and GE2E cosine to the source.
 
+``pack``: how much of a matching set's matches survive the forms that would
+make it small enough to ship: the shipped packing (4-bit keys, 8-bit values,
+``knnvc_targets.pack``), float16, and keys projected on their 32-128 principal
+directions. Queries are the LibriVox clips and the first 12 Asterisk prompts;
+against a full-precision set (a folder with ``keys.npy`` and ``values.npy``, e.g.
+one kept by ``tools/ship_knnvc_sets.py --keep DIR``), it prints the share of the
+16 nearest frames that stay among the 16, of the nearest frame that stays the
+nearest, the mean |difference| of the matched log-mels (the default matching,
+16 frames weighted at 0.02), and, for scale, that difference between the
+default matching and the paper's plain mean of 4.
+
 ``match``: time of one 20-s chunk's match against the first default target's
 set, the paper's plain mean of 4 against the default 16 similarity-weighted
 frames; and of a 4-s utterance's and a 20-s chunk's conversion with one drawn
@@ -27,6 +38,7 @@ Usage::
     python benchmarks/bench_knnvc.py layers [--target flite:slt] [--sentences 20]
     VOXANON_CACHE=... python benchmarks/bench_knnvc.py compare [--seeds 2]
     VOXANON_CACHE=... python benchmarks/bench_knnvc.py match
+    python benchmarks/bench_knnvc.py pack SET_DIR
 """
 
 from __future__ import annotations
@@ -166,6 +178,45 @@ def match_cost() -> None:
               f"with the vocoder ({vocode:.3f} s) x{(two + vocode) / (one + vocode):.2f}")
 
 
+def pack_fidelity(set_dir: Path) -> None:
+    """Agreement of packed, float16 and projected keys' matches with a full-precision set's (see the docstring)."""
+    import torch
+
+    from voxanon.anonymizers.knnvc_targets import MatchingSet, pack, unpack
+    from voxanon.data.debian_clips import prompt_clips
+
+    keys = np.load(set_dir / "keys.npy").astype(np.float32)
+    values = np.load(set_dir / "values.npy").astype(np.float32)
+    anon = KnnVc()
+    wavs = [load_audio(f) for f in sorted(CLIPS.glob("*.flac"))] + [load_audio(c.path) for c in prompt_clips()[:12]]
+    query = np.concatenate([anon.query(w, sr) for w, sr in wavs])
+    c = anon.config
+
+    def nearest(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+        return torch.topk(torch.as_tensor(unit(q)) @ torch.as_tensor(k).T, 16, dim=1).indices.numpy()
+
+    full_mel = knn_match(query, keys, values, c.k, c.match_temperature)[0]
+    full_top = nearest(query, keys)
+    packed = unpack(pack(MatchingSet("t", keys, values, 0.0)), "t")
+    forms = {"packed (shipped): 4-bit keys, 8-bit values": (query, packed.keys, packed.values),
+             "float16 keys and values": (query, keys.astype(np.float16), values.astype(np.float16))}
+    directions = np.linalg.eigh(keys.T.astype(np.float64) @ keys)[1][:, ::-1].astype(np.float32)  # uncentred PCA
+    for dims in (32, 64, 96, 128):
+        basis = directions[:, :dims]
+        forms[f"keys on {dims} principal directions"] = (query @ basis, unit(keys @ basis), values)
+    print(f"{len(keys)} set frames ({keys.shape[1]}-d keys), {len(query)} query frames")
+    print(f"{'form':<45} {'16 nearest kept':>15} {'nearest kept':>12} {'mel |diff|':>10}")
+    for name, (q, k, v) in forms.items():
+        k32 = np.asarray(k, dtype=np.float32)
+        top = nearest(q, k32)
+        kept16 = np.mean([len(set(a) & set(b)) / 16 for a, b in zip(top, full_top)])
+        mel = knn_match(q, k32, np.asarray(v, dtype=np.float32), c.k, c.match_temperature)[0]
+        print(f"{name:<45} {kept16:>15.3f} {np.mean(top[:, 0] == full_top[:, 0]):>12.3f} "
+              f"{np.abs(mel - full_mel).mean():>10.4f}")
+    plain4 = knn_match(query, keys, values, 4)[0]
+    print(f"{'(scale) the paper plain mean of 4, float':<45} {'':>15} {'':>12} {np.abs(plain4 - full_mel).mean():>10.4f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -178,11 +229,15 @@ def main() -> None:
     cmp = sub.add_parser("compare")
     cmp.add_argument("--seeds", type=int, default=2)
     sub.add_parser("match")
+    pk = sub.add_parser("pack")
+    pk.add_argument("set_dir", type=Path)
     args = ap.parse_args()
     if args.what == "compare":
         compare(args.seeds)
     elif args.what == "match":
         match_cost()
+    elif args.what == "pack":
+        pack_fidelity(args.set_dir)
     elif args.what == "similarity":
         if len(args.dirs) % 2:
             ap.error("give ORIG_DIR ANON_DIR pairs")

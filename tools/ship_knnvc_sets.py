@@ -13,13 +13,15 @@ defaults again.
 
 The sets are built from scratch in a temporary cache (the shipped ones are set
 aside meanwhile, so none is unpacked instead of built, and put back if the build
-fails), then replace the shipped ones. Usage::
+fails), then replace the shipped ones; ``--keep DIR`` keeps the built
+full-precision sets there (for ``benchmarks/bench_knnvc.py pack``). Usage::
 
-    python tools/ship_knnvc_sets.py
+    python tools/ship_knnvc_sets.py [--keep DIR]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -30,6 +32,9 @@ from pathlib import Path
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--keep", type=Path, help="also keep the built full-precision sets in this folder")
+    args = ap.parse_args()
     import numpy as np
 
     from voxanon.anonymizers.knnvc import KnnVc
@@ -53,6 +58,9 @@ def main() -> None:
                 manifest[folder.name] = {"target": ms.name, "sha256": sha256_file(shipped / f"{folder.name}.npz"),
                                          "frames": len(ms.keys)}
             (shipped / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+            if args.keep:
+                for folder in built:
+                    shutil.copytree(folder, args.keep / folder.name)
         except BaseException:
             shutil.rmtree(shipped, ignore_errors=True)
             if aside.is_dir():
