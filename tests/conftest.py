@@ -23,3 +23,15 @@ def audio_folder(tmp_path: Path) -> Path:
     write_utterance(root / "sub" / "b.flac", sr=22050, seed=2)
     write_utterance(root / "sub" / "deeper" / "c.ogg", seed=3)
     return root
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """One torch thread for a module of tiny tensors (a second thread only waits: ten times slower on a loaded
+    machine); torch's setting is restored afterwards."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

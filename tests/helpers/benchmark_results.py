@@ -91,3 +91,23 @@ def ranked(results):
 def summary_csv_rows(results):
     """The summary.csv rows of ``results`` (ranking as they hold it)."""
     return summary_table(summarize(results), results.ranking)
+
+
+def fake_benchmark(monkeypatch, results) -> list:
+    """Make the CLI's benchmark job return ``results`` without running; the list it returns fills with the profile
+    each run was given."""
+    from voxanon.jobs.benchmark import run as pipeline
+
+    profiles = []
+
+    class FakeBenchmark:
+        summary = summarize(results)
+
+        def __init__(self, **kwargs):
+            profiles.append(kwargs["profile"])
+
+        def run(self):
+            return results
+
+    monkeypatch.setattr(pipeline, "Benchmark", FakeBenchmark)
+    return profiles

@@ -15,14 +15,7 @@ from voxanon.models.speaker import load_encoder
 from voxanon.models.speaker.ecapa_ssl import read_ecapa_state
 from voxanon.training.ecapa_ssl import FinetuneConfig
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny tensors: a second torch thread only waits (ten times slower on a loaded machine)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -31,13 +31,7 @@ from voxanon.training.trainer import CheckpointError
 SMALL = dict(batch_size=8, chunk_seconds=0.5, wavlm_seconds=0.8, lr=0.005, lr_min=1e-3, step_size=10, augment=False)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny tensors: a second torch thread only waits (ten times slower on a loaded machine)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

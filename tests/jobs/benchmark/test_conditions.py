@@ -15,6 +15,7 @@ import pytest
 
 from tests.helpers.benchmark_results import (
     benchmark_results,
+    fake_benchmark,
     privacy_result,
     wer_result,
 )
@@ -29,7 +30,6 @@ from voxanon.evaluation import evaluator as registry
 from voxanon.evaluation.evaluator import Column, Evaluator
 from voxanon.evaluation.results import RESULT_KINDS
 from voxanon.jobs.benchmark import conditions as bench_conditions
-from voxanon.jobs.benchmark import run as pipeline
 from voxanon.jobs.benchmark.conditions import Channel, parse_conditions, parse_places
 from voxanon.jobs.benchmark.profiles import PROFILES
 from voxanon.jobs.benchmark.records import (
@@ -249,18 +249,7 @@ def test_the_cli_passes_the_conditions_and_prints_them_beside_the_clean_numbers(
     results = replace(clean, conditions=[ConditionRun({"name": "noise10", "kind": "noise", "snr_db": 10.0},
                                                       "pink noise at 10 dB speech-active SNR", "output", noisy)])
     results = replace(results, ranking=rank(summarize(results).rows))
-    profiles = []
-
-    class FakeBenchmark:
-        summary = summarize(results)
-
-        def __init__(self, **kwargs):
-            profiles.append(kwargs["profile"])
-
-        def run(self):
-            return results
-
-    monkeypatch.setattr(pipeline, "Benchmark", FakeBenchmark)
+    profiles = fake_benchmark(monkeypatch, results)
     args = dict(quick=True, profile="quick", systems=None, out=str(tmp_path), data=None, seed=0, jobs=1, asr="x",
                 encoder="ge2e", quiet=True, add_evaluators=None)
     cli_benchmark.run(argparse.Namespace(**args, conditions="noise10,reverb", condition_on="output"))

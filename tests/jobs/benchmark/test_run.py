@@ -11,6 +11,7 @@ import pytest
 
 from tests.helpers.benchmark_results import (
     benchmark_results,
+    fake_benchmark,
     privacy_result,
     summary_csv_rows,
     wer_result,
@@ -202,8 +203,6 @@ def test_the_strongest_attacker_sets_the_headline_and_the_category():
 
 def test_summary_csv_and_cli_table_lead_with_the_strongest_attacker(tmp_path, monkeypatch, capsys):
     from voxanon.cli import benchmark as cli_benchmark
-    from voxanon.jobs.benchmark import run as pipeline
-
     results = _with_rung(benchmark_results(), "a", "AA-backend", 14.0, 16.0)
     results = dataclasses.replace(results, ranking=rank(summarize(results).rows))
     rows = summary_csv_rows(results)
@@ -213,18 +212,7 @@ def test_summary_csv_and_cli_table_lead_with_the_strongest_attacker(tmp_path, mo
     assert (a["attacker"], a["eer"], a["eer_semi"], a["eer_AA-backend"], a["category"]) == (
         "AA-backend", 15.0, 41.0, 15.0, 10)
 
-    profiles = []
-
-    class FakeBenchmark:
-        summary = summarize(results)
-
-        def __init__(self, **kwargs):
-            profiles.append(kwargs["profile"])
-
-        def run(self):
-            return results
-
-    monkeypatch.setattr(pipeline, "Benchmark", FakeBenchmark)
+    profiles = fake_benchmark(monkeypatch, results)
     args = argparse.Namespace(quick=True, profile="quick", systems=["original", "a"], out=str(tmp_path), data=None,
                               seed=0, jobs=1, asr="x", encoder="ge2e", quiet=True, add_evaluators=["content"],
                               conditions=None, condition_on=None)
