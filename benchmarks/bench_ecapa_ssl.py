@@ -39,6 +39,22 @@ from voxanon.models.speaker.ecapa_ssl import (
 )
 
 
+def random_ecapa_ssl(seed: int = 0) -> EcapaSsl:
+    """The kit's ``ecapa_ssl`` at full size (WavLM-Large, all 24 layers, + ``ECAPA_TDNN_test()``), random weights."""
+    from transformers import WavLMModel
+
+    torch.manual_seed(seed)
+    return EcapaSsl(WavLMModel(transformers_config(WAVLM_LARGE_CFG)), EcapaTdnnSsl(EcapaConfig.full(), 24),
+                    normalize_waveform=True)
+
+
+def speech_clip(seconds: float) -> np.ndarray:
+    """The first LibriVox test clip at 16 kHz, repeated or cut to ``seconds`` (float32)."""
+    clip = sorted((ROOT / "tests" / "fixtures" / "librivox").glob("*.flac"))[0]
+    wav, sr = sf.read(clip, dtype="float32")
+    return np.resize(resample(wav, sr, 16000), int(seconds * 16000)).astype(np.float32)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=10.0)
@@ -49,20 +65,14 @@ def main() -> None:
                          "enrollment and trial utterances)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    from transformers import WavLMModel
-
-    torch.manual_seed(0)
     wall = time.perf_counter()
-    model = EcapaSsl(WavLMModel(transformers_config(WAVLM_LARGE_CFG)), EcapaTdnnSsl(EcapaConfig.full(), 24),
-                     normalize_waveform=True)
+    model = random_ecapa_ssl()
     enc = EcapaSslEncoder(model, "ecapa-ssl-random")
     n_wavlm = sum(p.numel() for p in model.wavlm.parameters())
     n_ecapa = sum(p.numel() for p in model.ecapa.parameters())
     print(f"built in {time.perf_counter() - wall:.1f} s: WavLM {n_wavlm / 1e6:.1f} M + ECAPA variant "
           f"{n_ecapa / 1e6:.1f} M parameters (random)")
-    clip = sorted((ROOT / "tests" / "fixtures" / "librivox").glob("*.flac"))[0]
-    wav, sr = sf.read(clip, dtype="float32")
-    wav = np.resize(resample(wav, sr, 16000), int(args.seconds * 16000))
+    wav = speech_clip(args.seconds)
     batch = torch.from_numpy(wav)[None]
     lengths = torch.tensor([len(wav)])
 

@@ -43,6 +43,25 @@ from voxanon.audio.synthetic import speech_like
 from voxanon.models.asr.vpc2024 import Vpc2024Asr
 from voxanon.models.ser.vpc2024 import Vpc2024Ser
 
+#: generated kit model sizes: (ASR wav2vec2 config, ASR DNN width, SER wav2vec2 config)
+SIZES = {"small": (SMALL_LV60, 48, SMALL_BASE), "full": (LV60, 1024, BASE)}
+
+
+def kit_models(root: Path, size: str) -> tuple[Vpc2024Asr, float, Vpc2024Ser, float]:
+    """Write the kit's ``exp/asr`` and one ``exp/ser`` fold at ``size`` under ``root`` and load them (one thread).
+
+    Returns the ASR, its load wall seconds, the SER fold and its load wall seconds.
+    """
+    asr_cfg, dnn, ser_cfg = SIZES[size]
+    write_asr_folder(root / "exp" / "asr", asr_cfg, dnn=dnn)
+    write_ser_fold(root / "exp" / "ser" / "fold_1" / "CKPT+1", ser_cfg)
+    t0 = time.perf_counter()
+    asr = Vpc2024Asr(root / "exp" / "asr", threads=1)
+    load_asr = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ser = Vpc2024Ser(root / "exp" / "ser" / "fold_1")
+    return asr, load_asr, ser, time.perf_counter() - t0
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -52,19 +71,10 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     wav = speech_like(args.seconds, seed=0)
-    sizes = {"small": (SMALL_LV60, 48, SMALL_BASE), "full": (LV60, 1024, BASE)}
     print(f"one {args.seconds:g}-s utterance, 1 thread, median of {args.repeats}")
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes:
-            asr_cfg, dnn, ser_cfg = sizes[size]
-            write_asr_folder(Path(tmp) / size / "exp" / "asr", asr_cfg, dnn=dnn)
-            write_ser_fold(Path(tmp) / size / "exp" / "ser" / "fold_1" / "CKPT+1", ser_cfg)
-            t0 = time.perf_counter()
-            asr = Vpc2024Asr(Path(tmp) / size / "exp" / "asr", threads=1)
-            load_asr = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            ser = Vpc2024Ser(Path(tmp) / size / "exp" / "ser" / "fold_1")
-            load_ser = time.perf_counter() - t0
+            asr, load_asr, ser, load_ser = kit_models(Path(tmp) / size, size)
             n_asr = sum(p.numel() for p in asr.encoder.parameters())
             n_ser = sum(p.numel() for p in ser.lobe.parameters()) + sum(p.numel() for p in ser.mlp.parameters())
             print(f"{size:5s} ASR {n_asr / 1e6:8.3f} M params  load {load_asr:5.1f} s  "

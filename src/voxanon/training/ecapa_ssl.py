@@ -264,6 +264,15 @@ class FinetuneEpoch:
         wrong = int((F.linear(F.normalize(emb), F.normalize(self.classifier.weight)).argmax(1) != y).sum())
         return self.classifier(emb, y), wrong
 
+    def step(self, utts: list[str], labels: np.ndarray) -> float:
+        """One optimizer step on one batch (augmented when the settings say so); returns its loss."""
+        loss, _ = self._loss(utts, labels, self.rng, self.batches.cfg.augment)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        self.scheduler.step()
+        return loss.item()
+
     def __call__(self, epoch: int) -> dict:
         """Train, validate and write ``CKPT+<epoch>``; the epoch's mean loss, last rate, validation loss and error."""
         model, cfg = self.batches.model, self.batches.cfg
@@ -275,12 +284,7 @@ class FinetuneEpoch:
         total = 0.0
         for step in range(steps):
             idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
-            loss, _ = self._loss([utts[i] for i in idx], labels[idx], self.rng, cfg.augment)
-            self.optimizer.zero_grad()
-            loss.backward()
-            self.optimizer.step()
-            self.scheduler.step()
-            total += loss.item()
+            total += self.step([utts[i] for i in idx], labels[idx])
             progress.desc = f"epoch {epoch} loss {total / (step + 1):.3f}"
             progress.update(audio_seconds=len(idx) * cfg.chunk_seconds)
         progress.close()
@@ -363,6 +367,17 @@ def _check_output(out: Path) -> None:
                           "e.g. the kit's); fine-tune into another folder")
 
 
+def training_objects(model: EcapaSsl, n_speakers: int, cfg: FinetuneConfig, device: str = "cpu"
+                     ) -> tuple[AAMSoftmax, torch.optim.AdamW, torch.optim.lr_scheduler.CyclicLR]:
+    """The kit's AAM-softmax classifier over ``n_speakers``, AdamW over the ECAPA and it, and the cyclic schedule."""
+    classifier = AAMSoftmax(model.ecapa.cfg.embedding_dim, n_speakers, cfg.margin, cfg.scale).to(device)
+    optimizer = torch.optim.AdamW([*model.ecapa.parameters(), *classifier.parameters()], lr=cfg.lr,
+                                  weight_decay=cfg.weight_decay)
+    scheduler = torch.optim.lr_scheduler.CyclicLR(optimizer, cfg.lr_min, cfg.lr, step_size_up=cfg.step_size,
+                                                  cycle_momentum=False)
+    return classifier, optimizer, scheduler
+
+
 def finetune_ecapa_ssl(data: DataDir, pretrained: str | os.PathLike, out_dir: str | os.PathLike,
                        cfg: FinetuneConfig = FinetuneConfig(), *, device: str = "cpu", quiet: bool = False) -> dict:
     """Fine-tune (or resume fine-tuning) the pretrained ``ecapa_ssl`` on ``data``; returns the training summary.
@@ -416,11 +431,7 @@ def finetune_ecapa_ssl(data: DataDir, pretrained: str | os.PathLike, out_dir: st
                                          "settings": asdict(cfg)}, indent=1) + "\n")
     write_text(out / COUNTS, json.dumps({"key": counted, "counts": counts}) + "\n")
     torch.manual_seed(cfg.seed)
-    classifier = AAMSoftmax(model.ecapa.cfg.embedding_dim, len(speakers), cfg.margin, cfg.scale).to(device)
-    optimizer = torch.optim.AdamW([*model.ecapa.parameters(), *classifier.parameters()], lr=cfg.lr,
-                                  weight_decay=cfg.weight_decay)
-    scheduler = torch.optim.lr_scheduler.CyclicLR(optimizer, cfg.lr_min, cfg.lr, step_size_up=cfg.step_size,
-                                                  cycle_momentum=False)
+    classifier, optimizer, scheduler = training_objects(model, len(speakers), cfg, device)
     rng = np.random.default_rng(cfg.seed)
     settings = {k: v for k, v in asdict(cfg).items() if k not in ("epochs", "cache_gb")}
     trainer = Trainer(Budget(epochs=cfg.epochs),
