@@ -35,7 +35,12 @@ from voxanon.audio.io import load_audio
 from voxanon.data.iemocap import emotion_class
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.data.vpc_kit import KitLayout, TrialPair, iemocap_set
-from voxanon.evaluation.asr import AsrEvaluation, evaluate_asr, merge_dirs
+from voxanon.evaluation.asr import (
+    AsrEvaluation,
+    HypothesisCache,
+    evaluate_asr,
+    merge_dirs,
+)
 from voxanon.evaluation.privacy import score_trials, verification_metrics
 from voxanon.evaluation.results import VerificationMetrics
 from voxanon.metrics import compute_eer, uar
@@ -145,19 +150,27 @@ def asr_rows(layout: KitLayout, asr: AsrBackend, cache_dir: str | os.PathLike, *
     return rows, evaluations
 
 
-def _speaker_scores(data: DataDir, spk: str, model: EmotionRecognizer, batch_size: int
-                    ) -> tuple[float, dict[str, float], int]:
-    """UAR and per-emotion accuracy (%, 3 decimals) of one speaker, emotions in the kit's column order."""
+def _speaker_scores(data: DataDir, spk: str, model: EmotionRecognizer, batch_size: int,
+                    cache: HypothesisCache | None = None) -> tuple[float, dict[str, float], int]:
+    """UAR and per-emotion accuracy (%, 3 decimals) of one speaker, emotions in the kit's column order; with a
+    ``cache``, predicted classes are kept per audio content and model, and only the audio it lacks is scored."""
     utts = [u for u, s in data.utt2spk.items() if s == spk and emotion_class(data.utt2emo.get(u, "")) is not None]
     if not utts:
         raise DataError(f"{data.path}/utt2emo: speaker {spk!r} has no utterance of a scored emotion")
     wavs = {u: load_audio(data.wav_scp[u]) for u in utts}
     utts.sort(key=lambda u: -len(wavs[u][0]))  # the kit scores longest first; its columns follow that order
     refs = [emotion_class(data.utt2emo[u]) for u in utts]
-    hyp_of: dict[str, str] = {}
+    keys = {u: HypothesisCache.key(*wavs[u]) for u in utts} if cache is not None else {}
+    hyp_of = {u: label for u in keys if (label := cache.get(keys[u])) is not None}
     for sr in {s for _, s in wavs.values()}:
-        same = [u for u in utts if wavs[u][1] == sr]
-        hyp_of.update(zip(same, model.predict([wavs[u][0] for u in same], sr, batch_size=batch_size)))
+        same = [u for u in utts if wavs[u][1] == sr and u not in hyp_of]
+        if not same:
+            continue
+        hyps = model.predict([wavs[u][0] for u in same], sr, batch_size=batch_size)
+        hyp_of.update(zip(same, hyps))
+        if cache is not None:
+            for u, label in zip(same, hyps):
+                cache.put(keys[u], label)
     hyp = [hyp_of[u] for u in utts]
     acc = {}
     for emo in dict.fromkeys(refs):
@@ -166,8 +179,10 @@ def _speaker_scores(data: DataDir, spk: str, model: EmotionRecognizer, batch_siz
     return round(uar(refs, hyp).uar, 3), acc, len(utts)
 
 
-def ser_rows(layout: KitLayout, folds: Mapping[str, EmotionRecognizer], *, batch_size: int = 1) -> list[SerRow]:
-    """The kit's SER rows: each IEMOCAP split, original and anonymized, averaged over its speakers' folds."""
+def ser_rows(layout: KitLayout, folds: Mapping[str, EmotionRecognizer], *, batch_size: int = 1,
+             cache_dir: str | os.PathLike | None = None) -> list[SerRow]:
+    """The kit's SER rows: each IEMOCAP split, original and anonymized, averaged over its speakers' folds; with
+    ``cache_dir``, each fold's predictions are cached per audio content (a second system scores only its own)."""
     groups = []
     last_order: list[str] = []
     for anonymized in (False, True) if layout.suffix else (False,):
@@ -180,7 +195,8 @@ def ser_rows(layout: KitLayout, folds: Mapping[str, EmotionRecognizer], *, batch
                 if fold not in folds:
                     raise DataError(f"{data.path}/spk2fold: speaker {spk!r} is in fold {fold!r}, which has no model "
                                     f"(models for folds {sorted(folds)})")
-                score, acc, n = _speaker_scores(data, spk, folds[fold], batch_size)
+                cache = HypothesisCache(cache_dir, folds[fold].name) if cache_dir is not None else None
+                score, acc, n = _speaker_scores(data, spk, folds[fold], batch_size, cache)
                 speakers[spk] = {"fold": fold, "uar": score, "acc": acc, "n": n, "model": folds[fold].name}
                 last_order = list(acc)
             groups.append((split, SIDE[anonymized], speakers))

@@ -124,7 +124,7 @@ def run_vpc(data: str | os.PathLike, out: str | os.PathLike, *, edition: str | N
             raise ModelError(f"{layout.root}: --ser given but no IEMOCAP_dev / IEMOCAP_test set found")
         from voxanon.models.ser.vpc2024 import load_vpc2024_ser_folds
 
-        sers = ser_rows(layout, load_vpc2024_ser_folds(ser, device=device))
+        sers = ser_rows(layout, load_vpc2024_ser_folds(ser, device=device), cache_dir=cache / "ser")
     summary = results_orig(edition=layout.edition, suffix=suffix, asv=rows, asr=wers, ser=sers, now=now)
     if anon_rows:
         summary += "\n" + results_anon(anon_rows, now=now)
