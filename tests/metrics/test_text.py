@@ -59,3 +59,16 @@ def test_languages_written_without_spaces_are_scored_by_character():
     assert [error_unit(lang) for lang in ("zh", "ja", "zh-CN", "en", "fr", "hi")] == ["char"] * 3 + ["word"] * 3
     assert [default_normalization(lang) for lang in ("en", "en-GB", "fr", "zh")] == ["spoken", "spoken", "basic",
                                                                                      "basic"]
+
+
+def test_hindustani_consonants_agree_across_devanagari_and_urdu_script():
+    from voxanon.metrics import wer
+    from voxanon.metrics.text import normalize_hindustani
+
+    # the same spoken sentences in Devanagari and in Urdu's script (Whisper base writes Hindi speech in the latter)
+    assert normalize_hindustani("आज मौसम बहुत अच्छा है।") == normalize_hindustani("آج موسم بہت اچھا ہے") == "j msm bht c h"
+    assert normalize_hindustani("बच्चे पार्क में खेल रहे हैं") == normalize_hindustani("بچے پارک میں کھیل رہے ہیں")
+    assert normalize_hindustani("ज़रूर फ़िल्म") == "zr flm"                    # nukta letters: Persian sounds
+    assert normalize_hindustani("सड़क") == normalize_hindustani("سڑک") == "srk"
+    assert normalize_hindustani("नमस्ते") != normalize_hindustani("धन्यवाद")
+    assert wer(["आज मौसम बहुत अच्छा है।"], ["آج موسم بہت اچھا ہے"], "hindustani", unit="char").wer == 0.0

@@ -91,7 +91,39 @@ def normalize_basic(text: str) -> str:
     return _SPACES.sub(" ", _fold_latin_accents(text)).strip()
 
 
-NORMALIZERS = {"vpc": normalize_vpc, "spoken": normalize_spoken, "basic": normalize_basic, "none": normalize_none}
+# Hindustani consonants in a shared Latin spelling, from Devanagari (Hindi) and from the Perso-Arabic script of Urdu.
+# Both scripts write the same spoken words, so their consonants agree once aspiration, retroflexion, sibilant and
+# nasal places are folded; vowels are dropped (Urdu leaves short vowels unwritten), and so are the glides y/v,
+# which Urdu writes with its long-vowel letters.
+_DEVANAGARI_CONSONANTS = dict(zip("कखगघङचछजझञटठडढणतथदधनपफबभमरलशषसहऋंँ", "kkggnccjjnttddnttddnppbbmrlssshrnn"))
+#: consonants written with the nukta below (Persian and Arabic sounds, flaps)
+_NUKTA, _WITH_NUKTA = "\u093c", dict(zip("कखगजडढफ", "kxgzrrf"))
+_DOUBLED = re.compile(r"(.)\1+")
+_URDU_CONSONANTS = dict(zip("بپتٹثجچحخدڈذرڑزژسشصضطظغفقکگلمنںهہۃة", "bpttsjchxddzrrzzsssztzgfkkglmnnhhhh"))
+
+
+def normalize_hindustani(text: str) -> str:
+    """Consonants of Hindi or Urdu text in one Latin spelling, words kept apart: what a Hindi sentence and its
+    transcript in either script share (Whisper often writes Hindi speech in Urdu's script).
+
+    Examples
+    --------
+    >>> normalize_hindustani("आज मौसम बहुत अच्छा है।") == normalize_hindustani("آج موسم بہت اچھا ہے")
+    True
+    >>> normalize_hindustani("आज मौसम बहुत अच्छा है।")
+    'j msm bht c h'
+    """
+    words = []
+    for word in unicodedata.normalize("NFD", text).split():
+        letters = "".join(_WITH_NUKTA.get(ch, "") if following == _NUKTA
+                          else _DEVANAGARI_CONSONANTS.get(ch) or _URDU_CONSONANTS.get(ch, "")
+                          for ch, following in zip(word, word[1:] + " "))
+        words.append(_DOUBLED.sub(r"\1", letters))  # Urdu does not write doubled consonants
+    return " ".join(w for w in words if w)
+
+
+NORMALIZERS = {"vpc": normalize_vpc, "spoken": normalize_spoken, "basic": normalize_basic, "none": normalize_none,
+               "hindustani": normalize_hindustani}
 """Normalisations selectable by name in :func:`voxanon.metrics.wer`."""
 
 #: languages written without spaces between words, scored by character error rate (as the VPC 2026 scores
