@@ -206,8 +206,9 @@ def main() -> None:
 def markdown_table(rows: dict[str, dict], asrs: list[str]) -> str:
     """The rows as a markdown table: each recogniser's WER (16 kHz part, where there is one), the first one's
     ratio to the original's, the GE2E cosine and the RTF."""
-    header = ["method"] + [f"{a} WER % (16 kHz part)" for a in asrs[:1]] + ["x original [95 % CI]"] + [
-        f"{a} WER % (16 kHz part)" for a in asrs[1:]] + ["GE2E cosine to source", "RTF"]
+    part = " (16 kHz part)" if any(key.startswith("wer16k_") for r in rows.values() for key in r) else ""
+    header = ["method"] + [f"{a} WER %{part}" for a in asrs[:1]] + ["x original [95 % CI]"] + [
+        f"{a} WER %{part}" for a in asrs[1:]] + ["GE2E cosine to source", "RTF"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, r in rows.items():
         rates = {a: f"{r[f'wer_{a}']}" + (f" ({r[f'wer16k_{a}']})" if f"wer16k_{a}" in r else "") for a in asrs}
