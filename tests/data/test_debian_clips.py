@@ -71,3 +71,23 @@ def test_prompt_clips_keep_whole_sentences_with_their_transcripts(tmp_path):
     assert clip.text == "PLEASE ENTER YOUR PASSWORD FOLLOWED BY THE POUND KEY"
     assert clip.speaker == "asterisk-allison" and clip.path == sounds / "agent-pass.wav"
     assert prompt_clips(tmp_path / "elsewhere") == []
+
+
+def test_prompt_clips_in_other_languages_keep_their_text_as_written(tmp_path):
+    import gzip
+
+    from voxanon.data.debian_clips import prompt_clips
+
+    doc = tmp_path / "usr/share/doc/asterisk-core-sounds-fr"
+    sounds = tmp_path / "usr/share/asterisk/sounds/fr"
+    doc.mkdir(parents=True)
+    sounds.mkdir(parents=True)
+    with gzip.open(doc / "core-sounds-fr.txt.gz", "wt", encoding="utf-8") as fh:
+        fh.write("agent-loggedoff: Vous n'êtes   plus en ligne.\nagent-pass: Composez votre mot de passe.\n")
+    sf.write(sounds / "agent-loggedoff.wav", [0.0] * 800, 8000)
+    (clip,) = prompt_clips(tmp_path, language="fr")
+    assert clip.text == "Vous n'êtes plus en ligne." and clip.language == "fr"
+    assert clip.utt == "asterisk-june-agent-loggedoff" and clip.package == "asterisk-core-sounds-fr-wav"
+    assert prompt_clips(tmp_path, language="es") == []
+    with pytest.raises(ValueError, match="not 'de'"):
+        prompt_clips(tmp_path, language="de")

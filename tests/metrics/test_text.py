@@ -36,3 +36,39 @@ def test_whisper_digits_score_like_the_spelt_reference():
     hyp = ["10 of clubs.", "The library has more than 10,000 books."]
     assert wer(ref, hyp, "spoken").wer == 0.0
     assert wer(ref, hyp, "vpc").wer > 0     # the VPC's normalisation leaves digits: each counts as an error
+
+
+@pytest.mark.parametrize("written, words", [
+    ("Composez votre numéro d'agent, suivi du dièse [bip].", "composez votre numero d agent suivi du diese"),
+    ("¿Está   seguro?  «Sí» — ¡CLARO!", "esta seguro si claro"),
+    ("Quell'operatore è già loggato (nota).", "quell operatore e gia loggato"),
+    ("ｆｕｌｌ ｗｉｄｔｈ", "full width"),                       # compatibility forms unified
+    ("नमस्ते, दुनिया।", "नमस्ते दुनिया"),                         # Devanagari vowel signs are kept
+    ("ガギグ、です。", "ガギグ です"),                             # so are Japanese voicing marks
+])
+def test_basic_normalisation_of_any_language(written, words):
+    from voxanon.metrics.text import NORMALIZERS, normalize_basic
+
+    assert normalize_basic(written) == words
+    assert NORMALIZERS["basic"] is normalize_basic
+
+
+def test_languages_written_without_spaces_are_scored_by_character():
+    from voxanon.metrics.text import default_normalization, error_unit
+
+    assert [error_unit(lang) for lang in ("zh", "ja", "zh-CN", "en", "fr", "hi")] == ["char"] * 3 + ["word"] * 3
+    assert [default_normalization(lang) for lang in ("en", "en-GB", "fr", "zh")] == ["spoken", "spoken", "basic",
+                                                                                     "basic"]
+
+
+def test_hindustani_consonants_agree_across_devanagari_and_urdu_script():
+    from voxanon.metrics import wer
+    from voxanon.metrics.text import normalize_hindustani
+
+    # the same spoken sentences in Devanagari and in Urdu's script (Whisper base writes Hindi speech in the latter)
+    assert normalize_hindustani("आज मौसम बहुत अच्छा है।") == normalize_hindustani("آج موسم بہت اچھا ہے") == "j msm bht c h"
+    assert normalize_hindustani("बच्चे पार्क में खेल रहे हैं") == normalize_hindustani("بچے پارک میں کھیل رہے ہیں")
+    assert normalize_hindustani("ज़रूर फ़िल्म") == "zr flm"                    # nukta letters: Persian sounds
+    assert normalize_hindustani("सड़क") == normalize_hindustani("سڑک") == "srk"
+    assert normalize_hindustani("नमस्ते") != normalize_hindustani("धन्यवाद")
+    assert wer(["आज मौसम बहुत अच्छा है।"], ["آج موسم بہت اچھا ہے"], "hindustani", unit="char").wer == 0.0

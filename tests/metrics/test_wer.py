@@ -46,3 +46,14 @@ def test_mismatched_inputs_are_rejected():
         wer({"a": "x"}, ["x"])
     with pytest.raises(KeyError):
         wer(["x"], ["x"], normalization="unknown")
+
+
+def test_character_error_rate_counts_characters_not_spaces():
+    # 我 爱 北 京 / 天 安 门 -> one substitution (京 -> 经) and one deletion (门): 2 errors over 7 characters
+    result = wer({"a": "我爱北京", "b": "天安 门。"}, {"a": "我爱北经", "b": "天安"}, "basic", unit="char")
+    assert result.unit == "char" and result.error_rate_name == "CER"
+    assert result.n_reference_words == 7 and result.wer == pytest.approx(200 / 7) == result.cer
+    assert [(u.substitutions, u.deletions, u.n_reference_words) for u in result.utterances] == [(1, 0, 4), (0, 1, 3)]
+    assert wer(["a b"], ["a b"]).error_rate_name == "WER"
+    with pytest.raises(ValueError, match="'word' or 'char'"):
+        wer(["a"], ["a"], unit="syllable")

@@ -23,9 +23,10 @@ def run_asr(args: argparse.Namespace) -> int:
     asr = load_asr(args.asr_backend, device=args.device, threads=args.threads)
     out = Path(args.out)
     cache = Path(args.cache_dir) if args.cache_dir else out / "asr_cache"
-    sets = [evaluate_asr(read_data_dir(d), asr, cache, normalization=args.normalization, batch_size=args.batch_size,
-                         n_boot=args.n_boot, quiet=args.quiet).to_result() for d in args.data_dirs]
-    header = {"asr_backend": asr.name, "normalization": args.normalization, "n_boot": args.n_boot,
+    sets = [evaluate_asr(read_data_dir(d), asr, cache, normalization=args.normalization, unit=args.unit,
+                         batch_size=args.batch_size, n_boot=args.n_boot, quiet=args.quiet).to_result()
+            for d in args.data_dirs]
+    header = {"asr_backend": asr.name, "normalization": args.normalization, "unit": args.unit, "n_boot": args.n_boot,
               "hypothesis_cache": str(cache)}
     write_asr_results(header, sets, out)
     print(format_asr_table(sets))
@@ -71,9 +72,9 @@ def add_normalization_option(p) -> None:
     from voxanon.metrics.text import NORMALIZERS
 
     p.add_argument("--normalization", default="vpc", choices=sorted(NORMALIZERS),
-                   help="text normalisation before scoring: vpc (the VPC's: case, , ! ? .) or spoken (also every "
+                   help="text normalisation before scoring: vpc (the VPC's: case, , ! ? .), spoken (also every "
                         "other mark, numbers spelt out, titles in full: for Whisper; `voxanon benchmark` scores with "
-                        "it) (default: vpc)")
+                        "it) or basic (any language: lower case, marks removed, Latin accents folded) (default: vpc)")
 
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
@@ -81,11 +82,15 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
 
     a = p.add_argument_group("ASR")
     a.add_argument("--asr-backend", default=DEFAULT_ASR, metavar="SPEC",
-                   help=f"whisper-tiny, pocketsphinx, wav2vec2:<dir or hub name> or ctc:<model.pt> (a CTC model "
+                   help=f"whisper-tiny, whisper-base[:<language>] (multilingual), pocketsphinx, wav2vec2:<dir or hub "
+                        f"name> or ctc:<model.pt> (a CTC model "
                         f"trained by `voxanon evaluate learnability-asr`) (default: {DEFAULT_ASR})")
     a.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     a.add_argument("--threads", type=int, default=0, help="CPU threads of the ASR (default 0: library default)")
     add_normalization_option(a)
+    a.add_argument("--unit", choices=("word", "char"), default="word",
+                   help="count errors in words (WER) or characters (CER: for Chinese, Japanese and other languages "
+                        "written without spaces) (default: word)")
     a.add_argument("--n-boot", type=Range(1).option(int), default=1000,
                    help="bootstrap replicates of the WER interval (>= 1)")
     a.add_argument("--cache-dir", help="hypothesis cache (default: OUT/asr_cache); reruns decode nothing twice")

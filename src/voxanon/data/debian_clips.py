@@ -1,4 +1,5 @@
-"""Real recorded English speech from Debian packages, as a small labelled data directory.
+"""Real recorded speech from Debian packages, as a small labelled data directory (English) and held-out
+sentence prompts (English, Spanish, French, Italian).
 
 Only clips whose words are known exactly are used: the ALSA channel
 announcements, Asterisk's digit and letter prompts, saytime's clock words,
@@ -41,6 +42,7 @@ class Clip:
     package: str
     path: Path
     text: str
+    language: str = "en"
 
 
 def attributions() -> dict:
@@ -49,9 +51,10 @@ def attributions() -> dict:
     return json.loads(raw)["packages"]
 
 
-def _clip(speaker: str, package: str, path: Path, text: str) -> Clip:
+def _clip(speaker: str, package: str, path: Path, text: str, language: str = "en") -> Clip:
     stem = re.sub(r"[^A-Za-z0-9]+", "-", path.stem).strip("-").lower()
-    return Clip(f"{speaker}-{stem}", speaker, package, path, normalize_transcript(text))
+    text = normalize_transcript(text) if language == "en" else " ".join(text.split())
+    return Clip(f"{speaker}-{stem}", speaker, package, path, text, language)
 
 
 def _transcriptions(path: Path) -> dict[str, str]:
@@ -95,23 +98,35 @@ def find_clips(root: str | Path = "/") -> list[Clip]:
     return sorted(clips, key=lambda c: c.utt)
 
 
-def prompt_clips(root: str | Path = "/", min_words: int = 5) -> list[Clip]:
-    """Asterisk's sentence prompts (8 kHz telephone speech of one speaker) with the transcripts of the
-    package's ``core-sounds-en.txt``: prompts of at least ``min_words`` words, without digits or sound notes.
+#: Asterisk's sentence prompts: language -> (speaker, the recording's language variety)
+PROMPT_SPEAKERS = {"en": ("asterisk-allison", "en-US"), "es": ("asterisk-allison-es", "es-MX"),
+                   "fr": ("asterisk-june", "fr-CA"), "it": ("asterisk-carlo", "it-IT")}
 
-    Not part of :func:`find_clips` (the corpus's real subset): a held-out set of real read sentences.
+
+def prompt_clips(root: str | Path = "/", min_words: int = 5, language: str = "en") -> list[Clip]:
+    """Asterisk's sentence prompts in ``language`` (8 kHz telephone speech of one speaker per language, see
+    :data:`PROMPT_SPEAKERS`) with the transcripts of the package's ``core-sounds-<language>.txt``: prompts of at
+    least ``min_words`` words, without digits or sound notes.
+
+    English transcripts are normalised as the VPC's (:func:`normalize_transcript`); the others are kept as
+    written (the Spanish ones are written without accents) and normalised when scored
+    (:func:`voxanon.metrics.text.normalize_basic`). Not part of :func:`find_clips` (the corpus's real subset):
+    a held-out set of real read sentences.
     """
+    if language not in PROMPT_SPEAKERS:
+        raise ValueError(f"Asterisk's prompts are in {sorted(PROMPT_SPEAKERS)}, not {language!r}")
     share = Path(root) / "usr/share"
-    listing = share / "doc/asterisk-core-sounds-en/core-sounds-en.txt.gz"
+    listing = share / f"doc/asterisk-core-sounds-{language}/core-sounds-{language}.txt.gz"
     if not listing.is_file():
         return []
+    speaker = PROMPT_SPEAKERS[language][0]
     clips = []
     with gzip.open(listing, "rt", encoding="utf-8", errors="replace") as fh:
         for line in fh:
             m = re.match(r"([\w\-]+):\s*(.+)$", line.strip())
-            path = share / "asterisk/sounds/en" / f"{m.group(1)}.wav" if m else None
+            path = share / "asterisk/sounds" / language / f"{m.group(1)}.wav" if m else None
             if path and path.is_file() and not re.search(r"[\[\]0-9]", m.group(2)):
-                clip = _clip("asterisk-allison", "asterisk-core-sounds-en-wav", path, m.group(2))
+                clip = _clip(speaker, f"asterisk-core-sounds-{language}-wav", path, m.group(2), language)
                 if len(clip.text.split()) >= min_words:
                     clips.append(clip)
     return sorted(clips, key=lambda c: c.utt)

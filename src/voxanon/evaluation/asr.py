@@ -63,6 +63,7 @@ class AsrEvaluation:
     normalization: str
     result: WERResult | None
     wer_interval: ConfidenceInterval | None
+    unit: str = "word"
     hypotheses: dict[str, str] = field(default_factory=dict)
     missing_transcript: list[str] = field(default_factory=list)
     empty_reference: list[str] = field(default_factory=list)
@@ -82,7 +83,7 @@ class AsrEvaluation:
             "n_reference_words": res.n_reference_words if res else None,
             "missing_transcript": self.missing_transcript, "empty_reference": self.empty_reference,
             "failed": self.failed, "decoded_now": self.decoded,
-            "utterances": [asdict(u) for u in res.utterances] if res else [],
+            "utterances": [asdict(u) for u in res.utterances] if res else [], "unit": self.unit,
         })
 
 
@@ -151,7 +152,8 @@ def transcribe(data: DataDir, utts: list[str], asr: AsrBackend, cache_dir: str |
 
 
 def evaluate_asr(data: DataDir, asr: AsrBackend, cache_dir: str | os.PathLike, *, normalization: str = "vpc",
-                 batch_size: int = 8, n_boot: int = 1000, seed: int = 0, quiet: bool = False) -> AsrEvaluation:
+                 unit: str = "word", batch_size: int = 8, n_boot: int = 1000, seed: int = 0,
+                 quiet: bool = False) -> AsrEvaluation:
     """Transcribe (or read from the cache) and score every utterance of ``data`` that has a transcript.
 
     Parameters
@@ -160,12 +162,14 @@ def evaluate_asr(data: DataDir, asr: AsrBackend, cache_dir: str | os.PathLike, *
     asr : the recogniser
     cache_dir : root of the per-utterance hypothesis cache
     normalization : name in :data:`voxanon.metrics.text.NORMALIZERS`
+    unit : ``word`` (WER) or ``char`` (CER, for languages written without spaces:
+        :func:`voxanon.metrics.text.error_unit`)
     batch_size : utterances per ASR call
     n_boot, seed : bootstrap replicates and seed of the WER confidence interval
     quiet : no progress lines
     """
     normalize = NORMALIZERS[normalization]
-    ev = AsrEvaluation(str(data.path), asr.name, normalization, None, None)
+    ev = AsrEvaluation(str(data.path), asr.name, normalization, None, None, unit)
     todo = []
     for utt in data.utts:
         if utt not in data.text:
@@ -177,7 +181,8 @@ def evaluate_asr(data: DataDir, asr: AsrBackend, cache_dir: str | os.PathLike, *
     ev.hypotheses, ev.failed, ev.decoded = transcribe(data, todo, asr, cache_dir, batch_size=batch_size, quiet=quiet)
     scored = [u for u in todo if u in ev.hypotheses]
     if scored:
-        ev.result = wer({u: data.text[u] for u in scored}, {u: ev.hypotheses[u] for u in scored}, normalization)
+        ev.result = wer({u: data.text[u] for u in scored}, {u: ev.hypotheses[u] for u in scored}, normalization,
+                        unit)
         ev.wer_interval = wer_ci(ev.result, n_boot=n_boot, seed=seed)
     return ev
 

@@ -246,6 +246,7 @@ class AsrResult:
     failed: dict[str, str]
     decoded_now: int
     utterances: list[dict[str, Any]] | None = None
+    unit: str = "word"
 
     def summary(self) -> AsrResult:
         """The same result without the per-utterance details."""

@@ -1,6 +1,7 @@
 """Transcript normalisations applied before scoring WER / CER."""
 
 import re
+import unicodedata
 
 from voxanon.data.sentences import spell_numbers
 
@@ -57,5 +58,86 @@ def normalize_none(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-NORMALIZERS = {"vpc": normalize_vpc, "spoken": normalize_spoken, "none": normalize_none}
+_BRACKETED = re.compile(r"[<\[][^>\]]*[>\]]|\([^)]*\)")
+
+
+def _fold_latin_accents(text: str) -> str:
+    """Accents removed from Latin letters only (``é`` -> ``e``); the marks of other scripts (Devanagari vowel
+    signs, Japanese voicing marks) are part of their letters and stay."""
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFKD", text):
+        if unicodedata.category(ch) == "Mn" and out and "LATIN" in unicodedata.name(out[-1], ""):
+            continue
+        out.append(ch)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def normalize_basic(text: str) -> str:
+    """Any language's words: compatibility forms unified (NFKC), lower case, bracketed notes removed, every
+    punctuation mark and symbol turned into a space (apostrophes too: ``l'agent`` scores as ``l agent`` on both
+    sides), accents of Latin letters folded, whitespace collapsed.
+
+    Whisper's own basic normaliser does the same for its multilingual scores. Accents are folded because
+    transcripts write them inconsistently (Asterisk's Spanish prompts have none); numbers are not spelt out, so a
+    recogniser that writes digits for spoken numbers is charged for it.
+
+    Examples
+    --------
+    >>> normalize_basic("Composez votre numéro d'agent, suivi du dièse [bip].")
+    'composez votre numero d agent suivi du diese'
+    """
+    text = _BRACKETED.sub(" ", unicodedata.normalize("NFKC", text).casefold())
+    text = "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
+    return _SPACES.sub(" ", _fold_latin_accents(text)).strip()
+
+
+# Hindustani consonants in a shared Latin spelling, from Devanagari (Hindi) and from the Perso-Arabic script of Urdu.
+# Both scripts write the same spoken words, so their consonants agree once aspiration, retroflexion, sibilant and
+# nasal places are folded; vowels are dropped (Urdu leaves short vowels unwritten), and so are the glides y/v,
+# which Urdu writes with its long-vowel letters.
+_DEVANAGARI_CONSONANTS = dict(zip("कखगघङचछजझञटठडढणतथदधनपफबभमरलशषसहऋंँ", "kkggnccjjnttddnttddnppbbmrlssshrnn"))
+#: consonants written with the nukta below (Persian and Arabic sounds, flaps)
+_NUKTA, _WITH_NUKTA = "\u093c", dict(zip("कखगजडढफ", "kxgzrrf"))
+_DOUBLED = re.compile(r"(.)\1+")
+_URDU_CONSONANTS = dict(zip("بپتٹثجچحخدڈذرڑزژسشصضطظغفقکگلمنںهہۃة", "bpttsjchxddzrrzzsssztzgfkkglmnnhhhh"))
+
+
+def normalize_hindustani(text: str) -> str:
+    """Consonants of Hindi or Urdu text in one Latin spelling, words kept apart: what a Hindi sentence and its
+    transcript in either script share (Whisper often writes Hindi speech in Urdu's script).
+
+    Examples
+    --------
+    >>> normalize_hindustani("आज मौसम बहुत अच्छा है।") == normalize_hindustani("آج موسم بہت اچھا ہے")
+    True
+    >>> normalize_hindustani("आज मौसम बहुत अच्छा है।")
+    'j msm bht c h'
+    """
+    words = []
+    for word in unicodedata.normalize("NFD", text).split():
+        letters = "".join(_WITH_NUKTA.get(ch, "") if following == _NUKTA
+                          else _DEVANAGARI_CONSONANTS.get(ch) or _URDU_CONSONANTS.get(ch, "")
+                          for ch, following in zip(word, word[1:] + " "))
+        words.append(_DOUBLED.sub(r"\1", letters))  # Urdu does not write doubled consonants
+    return " ".join(w for w in words if w)
+
+
+NORMALIZERS = {"vpc": normalize_vpc, "spoken": normalize_spoken, "basic": normalize_basic, "none": normalize_none,
+               "hindustani": normalize_hindustani}
 """Normalisations selectable by name in :func:`voxanon.metrics.wer`."""
+
+#: languages written without spaces between words, scored by character error rate (as the VPC 2026 scores
+#: Chinese and Japanese)
+CHARACTER_LANGUAGES = frozenset({"zh", "ja", "yue", "th", "lo", "my", "km", "bo"})
+
+
+def error_unit(language: str) -> str:
+    """``char`` for a language written without spaces between words (:data:`CHARACTER_LANGUAGES`), else
+    ``word``: the unit :func:`voxanon.metrics.wer` counts errors in."""
+    return "char" if language.split("-")[0].lower() in CHARACTER_LANGUAGES else "word"
+
+
+def default_normalization(language: str) -> str:
+    """The normalisation a language's transcripts are scored with: ``spoken`` for English (numbers spelt as
+    said, the VPC's form), ``basic`` for every other language."""
+    return "spoken" if language.split("-")[0].lower() == "en" else "basic"

@@ -40,13 +40,23 @@ class WERResult:
     wer, cer : float
         Corpus word / character error rate in percent: total errors over
         total reference words / characters (spaces count as characters).
+        With ``unit="char"`` both are the character error rate, spaces not
+        counted.
     substitutions, deletions, insertions, n_reference_words : int
-        Corpus word counts S, D, I and N.
+        Corpus counts S, D, I and N of the unit (words, or characters).
     utterances : tuple of UtteranceErrors
         Per-utterance alignment counts, in input order.
     normalization : str
         Name of the text normalisation applied to both sides.
+    unit : str
+        ``word``, or ``char`` for languages written without spaces between
+        words (:func:`voxanon.metrics.text.error_unit`).
     """
+
+    @property
+    def error_rate_name(self) -> str:
+        """``WER`` or ``CER``: what :attr:`wer` measures."""
+        return "CER" if self.unit == "char" else "WER"
 
     wer: float
     cer: float
@@ -56,6 +66,7 @@ class WERResult:
     n_reference_words: int
     utterances: tuple[UtteranceErrors, ...]
     normalization: str
+    unit: str = "word"
 
 
 def _paired(references, hypotheses) -> tuple[list[str], list[str], list[str]]:
@@ -86,7 +97,12 @@ def _utterance_errors(utt_id, reference, hypothesis, chunks) -> UtteranceErrors:
     )
 
 
-def wer(references, hypotheses, normalization: str = "vpc") -> WERResult:
+def _characters(text: str) -> str:
+    """Each character a token: ``"你好 吗"`` -> ``"你 好 吗"``."""
+    return " ".join(text.replace(" ", ""))
+
+
+def wer(references, hypotheses, normalization: str = "vpc", unit: str = "word") -> WERResult:
     """Corpus WER and CER with per-utterance alignments.
 
     Parameters
@@ -96,7 +112,12 @@ def wer(references, hypotheses, normalization: str = "vpc") -> WERResult:
         (the same ids on both sides) or paired by position (ids "0", "1" ...).
     normalization : str
         Name of a normalisation in :data:`voxanon.metrics.text.NORMALIZERS`:
-        "vpc" (default, :func:`normalize_vpc`) or "none".
+        "vpc" (default, :func:`normalize_vpc`), "spoken", "basic" (any
+        language) or "none".
+    unit : str
+        "word" (default), or "char": every character (spaces aside) is one
+        token, so the result is the character error rate, per utterance too
+        (Chinese, Japanese: :func:`voxanon.metrics.text.error_unit`).
 
     Returns
     -------
@@ -110,10 +131,14 @@ def wer(references, hypotheses, normalization: str = "vpc") -> WERResult:
     """
     normalize = NORMALIZERS[normalization]
     ids, refs, hyps = _paired(references, hypotheses)
+    if unit not in ("word", "char"):
+        raise ValueError(f"unit is 'word' or 'char', not {unit!r}")
     refs = [normalize(text) for text in refs]
     hyps = [normalize(text) for text in hyps]
+    if unit == "char":
+        refs, hyps = [_characters(t) for t in refs], [_characters(t) for t in hyps]
     words = jiwer.process_words(refs, hyps)
-    chars = jiwer.process_characters(refs, hyps)
+    chars = jiwer.process_characters(refs, hyps) if unit == "word" else words
     utterances = tuple(map(_utterance_errors, ids, refs, hyps, words.alignments))
     n_words = words.substitutions + words.deletions + words.hits
     n_chars = chars.substitutions + chars.deletions + chars.hits
@@ -128,4 +153,5 @@ def wer(references, hypotheses, normalization: str = "vpc") -> WERResult:
         n_reference_words=n_words,
         utterances=utterances,
         normalization=normalization,
+        unit=unit,
     )

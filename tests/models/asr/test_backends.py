@@ -41,6 +41,36 @@ def test_whisper_resamples_and_silence_is_empty():
     assert hyps[1] == ""
 
 
+def test_whisper_base_transcribes_english_and_french_real_speech():
+    from voxanon.data.debian_clips import prompt_clips
+    from voxanon.metrics.text import normalize_basic
+
+    _, wavs, refs = librivox()
+    base = load_asr("whisper-base:en", threads=1)
+    assert base.name == "whisper-base-ct2-int8-beam5-en"
+    assert wer(refs, base.transcribe(wavs, 16000), "spoken").wer <= 10.0  # measured 0 of 30 words (tiny.en: 2)
+    french = prompt_clips(language="fr")
+    if not french:
+        pytest.skip("asterisk-core-sounds-fr-wav is not installed (tools/setup.sh installs it)")
+    clips = [c for c in french if c.utt in ("asterisk-june-agent-loggedoff", "asterisk-june-agent-loginok")]
+    audio = [load_audio(c.path) for c in clips]                       # 8 kHz telephone speech
+    hyps = load_asr("whisper-base:fr", threads=1).transcribe([a for a, _ in audio], audio[0][1])
+    assert [normalize_basic(h) for h in hyps] == [normalize_basic(c.text) for c in clips]
+    detector = load_asr("whisper-base", threads=1)
+    assert detector.name.endswith("-detected")
+    assert detector.model.detect_language(audio=resample(audio[0][0], 8000, 16000))[0] == "fr"
+
+
+def test_whisper_refuses_what_it_cannot_do(tmp_path, monkeypatch):
+    with pytest.raises(AsrError, match="English only"):
+        WhisperBackend("tiny.en", language="fr")
+    with pytest.raises(AsrError, match="no language 'xx'"):
+        load_asr("whisper-base:xx")
+    monkeypatch.setenv("VOXANON_WHISPER_BASE_DIR", str(tmp_path))
+    with pytest.raises(AsrError, match="tools/setup.sh"):
+        WhisperBackend("base")
+
+
 def test_pocketsphinx_wer_and_timings():
     _, wavs, refs = librivox()
     asr = load_asr("pocketsphinx")

@@ -16,7 +16,9 @@ from voxanon.table import cell, format_table
 # -- ASR -------------------------------------------------------------------------------------------
 def format_asr_table(sets: list[AsrResult]) -> str:
     """Side-by-side table of WER/CER results, one row per set in the order given, then what was skipped and why."""
-    header = ("#", "data", "WER %", "95% CI", "CER %", "utts", "words", "no text", "empty ref", "failed")
+    rate = "CER %" if sets and all(s.unit == "char" for s in sets) else "WER %"
+    header = ("#", "data", rate, "95% CI", "CER %", "utts", "words" if rate == "WER %" else "chars", "no text",
+              "empty ref", "failed")
     rows = []
     for i, s in enumerate(sets):
         ci = s.wer_ci
@@ -44,11 +46,11 @@ def write_asr_results(header: dict[str, Any], sets: list[AsrResult], out_dir: st
     keys = ("data", "wer", "cer", "n_scored", "n_reference_words", "substitutions", "deletions", "insertions")
     with open(out / "asr_summary.tsv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, delimiter="\t")
-        w.writerow([*keys, "wer_ci_low", "wer_ci_high", "asr_backend", "normalization"])
+        w.writerow([*keys, "wer_ci_low", "wer_ci_high", "asr_backend", "normalization", "unit"])
         for s in sets:
             ci = s.wer_ci
             w.writerow([*(getattr(s, k) for k in keys), ci.low if ci else None, ci.high if ci else None,
-                        s.asr_backend, s.normalization])
+                        s.asr_backend, s.normalization, s.unit])
     with open(out / "asr_utterances.tsv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, delimiter="\t")
         w.writerow(["data", "utt", "errors", "ref_words", "reference", "hypothesis"])

@@ -8,6 +8,12 @@ Backends (``load_asr(spec)``):
     Chosen as the default because it is both more accurate and faster than
     pocketsphinx here on the pocketsphinx-testdata LibriVox clips, on one CPU
     thread (docs/experiments/asr.md, "ASR and quality").
+``whisper-base``, ``whisper-base:<language>``
+    Multilingual Whisper base (74 M parameters) through faster-whisper, from the
+    model ``tools/setup.sh`` fetches; with a language code (``fr``, ``zh``...)
+    it decodes in that language, without one it detects each utterance's.
+    Scored with WER, or CER for languages written without spaces
+    (:func:`voxanon.metrics.text.error_unit`).
 ``pocketsphinx``
     CMU pocketsphinx 5 with its bundled en-us acoustic and language model;
     a light, BSD-licensed fallback.
@@ -41,7 +47,7 @@ def load_asr(spec: str = DEFAULT_ASR, *, device: str = "cpu", threads: int = 0) 
 
     Parameters
     ----------
-    spec : ``whisper-tiny``, ``pocketsphinx``, ``wav2vec2:<dir or hub name>``, ``ctc:<model.pt>`` or
+    spec : ``whisper-tiny``, ``whisper-base``, ``whisper-base:<language>``, ``pocketsphinx``, ``wav2vec2:<dir or hub name>``, ``ctc:<model.pt>`` or
         ``vpc2024:<the kit's exp/asr folder>``
     device : ``cpu`` or ``cuda`` (whisper, wav2vec2, ctc and vpc2024)
     threads : CPU threads (0: the library default)
@@ -50,6 +56,10 @@ def load_asr(spec: str = DEFAULT_ASR, *, device: str = "cpu", threads: int = 0) 
         from voxanon.models.asr.whisper import WhisperBackend
 
         return WhisperBackend(device=device, threads=threads)
+    if spec == "whisper-base" or spec.startswith("whisper-base:") and len(spec) > len("whisper-base:"):
+        from voxanon.models.asr.whisper import WhisperBackend
+
+        return WhisperBackend("base", language=spec.partition(":")[2] or None, device=device, threads=threads)
     if spec == "pocketsphinx":
         from voxanon.models.asr.sphinx import SphinxBackend
 
@@ -66,5 +76,6 @@ def load_asr(spec: str = DEFAULT_ASR, *, device: str = "cpu", threads: int = 0) 
         from voxanon.models.asr.vpc2024 import Vpc2024Asr
 
         return Vpc2024Asr(spec[len("vpc2024:"):], device=device, threads=threads)
-    raise AsrError(f"unknown ASR backend {spec!r}; use whisper-tiny, pocketsphinx, wav2vec2:<dir or hub name>, "
+    raise AsrError(f"unknown ASR backend {spec!r}; use whisper-tiny, whisper-base[:<language>], pocketsphinx, "
+                   "wav2vec2:<dir or hub name>, "
                    "ctc:<model.pt> or vpc2024:<exp/asr folder>")

