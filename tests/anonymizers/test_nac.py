@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from tests.helpers.audio import LIBRIVOX
 from tests.helpers.nac_checkpoint import hub_cache, random_prompt
@@ -104,11 +105,16 @@ def test_a_fixed_voice_at_another_rate_and_the_prompt_alone_changes_the_output(c
     assert not np.array_equal(*outs.values())  # same source, greedy decoding: only the prompt differs
 
 
-def test_a_voice_outside_the_pool_and_too_short_inputs_are_refused(in_cache) -> None:
+def test_a_voice_outside_the_pool_too_short_inputs_and_unknown_devices_are_refused(in_cache) -> None:
     with pytest.raises(ConfigError, match=r"voice: 'nobody' is not in the pool of 3 voices \(v2/de_speaker_0"):
         build("b4", {"voice": "nobody"}).prepare()
     with pytest.raises(DataError, match=r"input of 20.0 ms is shorter than HuBERT's 25 ms window"):
         build("b4").anonymize(np.zeros(320, np.float32), 16000, utterance_rng(0, "u"))
+    with pytest.raises(ConfigError, match=r"device: 'gpu0' is not a torch device"):
+        build("b4", {"device": "gpu0"}).model()
+    if not torch.cuda.is_available():
+        with pytest.raises(ConfigError, match=r"device: 'cuda', but torch sees no CUDA device"):
+            build("b4", {"device": "cuda"}).model()
 
 
 def test_a_corpus_with_the_kit_layout_voice_folder_at_speaker_level(in_cache, data_dir, tmp_path) -> None:
