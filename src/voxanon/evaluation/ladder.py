@@ -163,7 +163,7 @@ class LadderEvaluator(Evaluator):
     def inputs(self, data: SystemData) -> dict[str, Path]:
         enroll, trial_f, trial_m = layout.split_sets(self.settings.split)
         return {"enroll": data.sets[enroll], "trials_f": data.sets[trial_f], "trials_m": data.sets[trial_m],
-                **self.training_inputs(data)}
+                **self.training_inputs(data), **({"real": data.real} if data.real is not None else {})}
 
     def models(self, data: SystemData) -> dict[str, str]:
         return {"encoder": self.settings.encoder} if self.settings.encoder else {}

@@ -141,6 +141,18 @@ def test_fine_tuned_rungs_start_from_their_encoders(system):
     assert {k for k in a if a[k] != b[k]} == {"privacy AA-finetuned-dvector test"}
 
 
+def test_real_recordings_change_the_rung_results_but_not_their_training(tmp_path, system):
+    import dataclasses
+
+    from voxanon.evaluation.ladder import LadderEvaluator
+
+    with_real = dataclasses.replace(system, real=_set(tmp_path / "real" / "real", "r1", "f"))
+    before, after = _keys(plan(_run()), system), _keys(plan(_run()), with_real)
+    assert {k for k in before if before[k] != after[k]} == RUNGS
+    (ev,) = LadderEvaluator.plan(_run(rungs=("AA-semi",)))
+    assert ev.training_dir(system, Path("c")) == ev.training_dir(with_real, Path("c"))
+
+
 def test_the_real_voice_check_runs_once_per_training(tmp_path, system, monkeypatch):
     import dataclasses
     import json
