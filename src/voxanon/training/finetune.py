@@ -24,8 +24,8 @@ caller's validation EER (the ladder: dev trials,
 kept as ``OUT/best.pt`` in the encoder's own checkpoint format
 (``ge2e:OUT/best.pt``, ``dvector:OUT/best.pt``); epoch 0 is the pretrained
 model, kept when no epoch beats it. ``OUT/last.pt`` holds everything needed to
-resume, rewritten atomically. Why the defaults are what they are (learning
-rate, steps): docs/experiments/attackers.md, "Fine-tuning a pretrained encoder".
+resume, rewritten atomically. Why the defaults are what they are, and what a
+fine-tuned encoder learns: docs/experiments/finetuned_attackers.md.
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ class FinetuneSettings:
     #: optimizer steps per epoch; default: every utterance drawn about ``draws_per_epoch`` times
     steps_per_epoch: int | None = None
     draws_per_epoch: int = 2
-    lr: float = 1e-4
+    #: 1e-5 (the first default) left both encoders where they started on the corpus's few steps
+    lr: float = 1e-3
     loss: str = "ge2e"
 
     def __post_init__(self) -> None:
