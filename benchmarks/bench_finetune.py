@@ -23,6 +23,7 @@ import json
 import time
 from pathlib import Path
 
+from voxanon.atomic import write_text
 from voxanon.evaluation.attacker_training import train_finetuned
 from voxanon.evaluation.privacy import evaluate_privacy
 from voxanon.evaluation.real_voices import check_real_voices
@@ -67,10 +68,12 @@ def main() -> None:
                 for seed in args.seeds:
                     key = f"{system}/{encoder}/lr{lr:g}/seed{seed}"
                     if key not in done:
-                        done[key] = run_one(paths, real, encoder, FinetuneSettings(epochs=args.epochs, lr=lr), seed,
-                                            args.out / key, args.out / "embeddings")
-                        args.out.mkdir(parents=True, exist_ok=True)
-                        out_file.write_text(json.dumps(done, indent=1) + "\n", encoding="utf-8")
+                        result = run_one(paths, real, encoder, FinetuneSettings(epochs=args.epochs, lr=lr), seed,
+                                         args.out / key, args.out / "embeddings")
+                        # re-read: another run of this script may have added its own results meanwhile
+                        done = json.loads(out_file.read_text(encoding="utf-8")) if out_file.is_file() else {}
+                        done[key] = result
+                        write_text(out_file, json.dumps(done, indent=1) + "\n")
                     r = done[key]
                     print(f"{key}: epoch {r['selected_epoch']}, dev {r['dev_eer']:.1f}, test {r['test_eer']:.1f}, "
                           f"real {r['real_eer']:.1f} (pretrained {r['real_eer_pretrained']:.1f}), "
