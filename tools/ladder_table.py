@@ -1,10 +1,12 @@
 """Markdown tables of a benchmark's attacker ladder: every system x every attacker, per split, 95 % intervals.
 
-    python tools/ladder_table.py OUT/privacy.csv [--split dev --split test]
+    python tools/ladder_table.py OUT/privacy.csv [--split dev --split test] [--real-voices OUT/results.json]
 
 Each cell is the mean EER of the two genders followed by (female [CI] / male [CI]);
 the strongest attacker of a row (lowest mean, OO aside, ties to the attacker
-that knows less) is bold, by the benchmark's own rule.
+that knows less) is bold, by the benchmark's own rule. ``--real-voices`` adds
+the trained rungs' real-voice check (EER on the corpus's real recordings, every
+pair a trial), one row per system's training set, the pretrained encoders first.
 """
 
 from __future__ import annotations
@@ -48,14 +50,39 @@ def markdown(systems: dict, split: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def real_voices(results_json: str) -> str:
+    """The trained rungs' real-voice checks of a run (as the report's "Trained attackers on real voices")."""
+    from voxanon.evaluation.ladder import RUNGS
+    from voxanon.jobs.benchmark.records import load_results
+
+    results = load_results(results_json)
+    split = results.settings.primary.split
+    checks = {label: {r: p.training.real_voices for r in RUNGS
+                      if (p := rec.privacy(r, split)) and p.training and p.training.real_voices}
+              for label, rec in results.systems.items()}
+    rungs = [r for r in RUNGS if any(r in c for c in checks.values())]
+    if not rungs:
+        return "no trained rung has a real-voice check in this run\n"
+    ref = {r: next((c[r].pretrained_eer for c in checks.values() if r in c), None) for r in rungs}
+    cell = lambda v: "–" if v is None else f"{v:.1f}"  # noqa: E731
+    lines = ["| trained on | " + " | ".join(rungs) + " |", "|---" * (len(rungs) + 1) + "|",
+             "| pretrained encoder (reference) | " + " | ".join(cell(ref[r]) for r in rungs) + " |"]
+    lines += [f"| {label} | " + " | ".join(cell(c[r].eer if r in c else None) for r in rungs) + " |"
+              for label, c in checks.items() if c]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("privacy_csv")
     p.add_argument("--split", action="append", help="splits to print (default: every split in the file)")
+    p.add_argument("--real-voices", metavar="RESULTS_JSON", help="also the trained rungs' real-voice checks")
     args = p.parse_args()
     table = load(args.privacy_csv)
     for split in args.split or sorted(table):
         print(markdown(table[split], split))
+    if args.real_voices:
+        print(real_voices(args.real_voices))
 
 
 if __name__ == "__main__":
