@@ -52,23 +52,17 @@ def markdown(systems: dict, split: str) -> str:
 
 def real_voices(results_json: str) -> str:
     """The trained rungs' real-voice checks of a run (as the report's "Trained attackers on real voices")."""
-    from voxanon.evaluation.ladder import RUNGS
+    from voxanon.evaluation.ladder import real_voice_checks
     from voxanon.jobs.benchmark.records import load_results
 
-    results = load_results(results_json)
-    split = results.settings.primary.split
-    checks = {label: {r: p.training.real_voices for r in RUNGS
-                      if (p := rec.privacy(r, split)) and p.training and p.training.real_voices}
-              for label, rec in results.systems.items()}
-    rungs = [r for r in RUNGS if any(r in c for c in checks.values())]
+    rungs, reference, checks = real_voice_checks(load_results(results_json))
     if not rungs:
         return "no trained rung has a real-voice check in this run\n"
-    ref = {r: next((c[r].pretrained_eer for c in checks.values() if r in c), None) for r in rungs}
     cell = lambda v: "–" if v is None else f"{v:.1f}"  # noqa: E731
     lines = ["| trained on | " + " | ".join(rungs) + " |", "|---" * (len(rungs) + 1) + "|",
-             "| pretrained encoder (reference) | " + " | ".join(cell(ref[r]) for r in rungs) + " |"]
+             "| pretrained encoder (reference) | " + " | ".join(cell(reference[r]) for r in rungs) + " |"]
     lines += [f"| {label} | " + " | ".join(cell(c[r].eer if r in c else None) for r in rungs) + " |"
-              for label, c in checks.items() if c]
+              for label, c in checks.items()]
     return "\n".join(lines) + "\n"
 
 

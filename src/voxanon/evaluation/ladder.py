@@ -120,17 +120,10 @@ class LadderEvaluator(Evaluator):
     @classmethod
     def section(cls, results: Any, page: Any) -> tuple[str, str] | None:
         """The trained rungs on real voices they never heard, beside the pretrained encoders they started from."""
-        split = results.settings.primary.split
-        checks = {label: {rung: p.training.real_voices for rung in RUNGS
-                          if (p := record.privacy(rung, split)) is not None and p.training is not None
-                          and p.training.real_voices is not None}
-                  for label, record in results.systems.items()}
-        checks = {label: c for label, c in checks.items() if c}
-        if not checks:
+        rungs, reference, checks = real_voice_checks(results)
+        if not rungs:
             return None
-        rungs = [r for r in RUNGS if any(r in c for c in checks.values())]
         first = next(iter(next(iter(checks.values())).values()))
-        reference = {r: next((c[r].pretrained_eer for c in checks.values() if r in c), None) for r in rungs}
         rows = [["pretrained encoder (reference)"] + [page.fmt(reference[r], 1) for r in rungs]]
         rows += [[page.fmt(label)] + [page.fmt(c[r].eer if r in c else None, 1) for r in rungs]
                  for label, c in checks.items()]
@@ -257,3 +250,18 @@ class LadderEvaluator(Evaluator):
             res = evaluate_privacy(enroll, trials, encoder, cache_dir=cache, n_boot=self.settings.n_boot,
                                    quiet=env.quiet, keep_scores=False)
         return dataclasses.replace(res, scenario=self.settings.rung, training=training)
+
+
+def real_voice_checks(results: Any) -> tuple[list[str], dict[str, float | None],
+                                             dict[str, dict[str, RealVoiceCheck]]]:
+    """The real-voice checks of a benchmark's trained rungs on its primary split: the rungs that have one, each
+    rung's pretrained reference EER, and ``{system: {rung: check}}`` for the systems with any."""
+    split = results.settings.primary.split
+    checks = {label: {rung: p.training.real_voices for rung in RUNGS
+                      if (p := record.privacy(rung, split)) is not None and p.training is not None
+                      and p.training.real_voices is not None}
+              for label, record in results.systems.items()}
+    checks = {label: c for label, c in checks.items() if c}
+    rungs = [r for r in RUNGS if any(r in c for c in checks.values())]
+    reference = {r: next((c[r].pretrained_eer for c in checks.values() if r in c), None) for r in rungs}
+    return rungs, reference, checks
