@@ -11,7 +11,7 @@ from voxanon.evaluation.scenarios import AA_BACKEND, AA_FINETUNED, AA_SEMI
 class Profile:
     """How much work a benchmark does.
 
-    ``corpus_engine`` and ``corpus_size`` say which ``voxanon data synth`` corpus a
+    ``corpus_engine``, ``corpus_size`` and ``corpus_language`` say which ``voxanon data synth`` corpus a
     run without ``--data`` builds. ``splits`` get the privacy attacks, ``wer_splits`` the ASR (its most costly
     utility measure); ``systems`` limits the default system list (None: all offline).
     ``rungs`` are the semi-informed attackers trained per system
@@ -44,6 +44,7 @@ class Profile:
     check_asrs: tuple[str, ...] = ()
     conditions: tuple[str, ...] = ()
     condition_places: tuple[str, ...] = ("input", "output")
+    corpus_language: str = "en"
 
 
 #: the default profile's anonymizers (besides the original)
