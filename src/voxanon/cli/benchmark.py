@@ -116,7 +116,9 @@ def register(commands) -> None:
                         "every offline anonymizer, pocketsphinx's WER beside Whisper's (BENCHMARKS.md's "
                         "leaderboard; hours); conditions: the default again under "
                         "telephone, noise10 and reverb600, each on the input and the output (privacy and WER; "
-                        "about six more main jobs); full: every offline anonymizer (kNN-VC included), the default-size Kokoro "
+                        "about six more main jobs); multilingual: the default's corpus size, attackers and measures "
+                        "for mcadams and world on a Spanish corpus (--language fr or it for those), Whisper base "
+                        "in that language; full: every offline anonymizer (kNN-VC included), the default-size Kokoro "
                         "corpus, VPC-recipe ECAPA, plus content privacy (C-EER) and SER and ASR learnability "
                         "(hours; not in default: they add the ASR of each training set and 5 SER trainings and a "
                         "CTC training per system, past its time budget)")
