@@ -30,11 +30,13 @@ def _by_set(speakers):
 @pytest.mark.parametrize("language, own", [("es", {"f": ["ef_dora"], "m": ["em_alex", "em_santa"]}),
                                            ("fr", {"f": ["ff_siwis"], "m": []}),
                                            ("it", {"f": ["if_sara"], "m": ["im_nicola"]})])
-def test_a_languages_packs_are_its_evaluation_voices_and_every_other_pack_trains(language, own):
+def test_a_languages_packs_are_its_evaluation_voices_and_every_other_voice_trains(language, own):
+    same_voice = {"es": {"pf_dora", "pm_alex", "pm_santa", "am_santa"}}.get(language, set())
     for gender in ("f", "m"):
         evaluation, training = split_packs(PACKS, gender, 0, language)
         assert evaluation == own[gender]
-        assert set(training) == {p for p in PACKS if p[1] == gender} - set(evaluation)
+        # the Portuguese (and English) packs of the Spanish voices are the same voices: neither side has them
+        assert set(training) == {p for p in PACKS if p[1] == gender} - set(evaluation) - same_voice
 
 
 def test_spanish_speakers_are_disjoint_warped_same_gender_and_keep_train_apart():

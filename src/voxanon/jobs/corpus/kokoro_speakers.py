@@ -18,7 +18,12 @@ parents: its GE2E cosine to a parent is 0.85-0.97).
 A corpus in another language (``es``, ``fr``, ``it``: :data:`LANGUAGES`) keeps
 that rule with the roles of the packs swapped: its evaluation base voices are
 the packs made for that language (``e*``, ``f*``, ``i*``), all of them, and
-its training base voices are every other pack reading that language. A
+its training base voices are every other pack reading that language, except
+the packs of the same voice in another language: a pack's name after the
+underscore names its voice, and ``pf_dora``, ``pm_alex``, ``pm_santa`` are
+Spanish ``ef_dora``, ``em_alex``, ``em_santa`` made for Portuguese (style
+cosine 0.97-0.98; ``am_santa`` 0.83), so a Spanish corpus trains on none of
+them. A
 language has few packs (Spanish 1 female / 2 male, French 1 / 0, Italian
 1 / 1), so its evaluation speakers are each of its packs and same-gender
 mixture (one per set of parents, as in English: other weights of the same
@@ -54,12 +59,17 @@ def pack_gender(name: str) -> str:
     return name[1]
 
 
+def voice_name(pack: str) -> str:
+    """The voice a pack is of, whatever language it was made for (``em_santa`` -> ``santa``)."""
+    return pack.split("_", 1)[1]
+
+
 def split_packs(packs: list[str], gender: str, seed: int, language: str = "en") -> tuple[list[str], list[str]]:
     """(evaluation, training) base voices of one gender; disjoint, seeded (``language``: see the module notes)."""
     mine = sorted(p for p in packs if pack_gender(p) == gender)
     if language != "en":
         own = [p for p in mine if PACK_LANGUAGES.get(p[:1]) == language]
-        return own, [p for p in mine if p not in own]
+        return own, [p for p in mine if voice_name(p) not in {voice_name(o) for o in own}]
     english = sorted((p for p in mine if p[0] in ENGLISH_PREFIXES), key=lambda p: unit(seed, "kokoro-base", p))
     n_eval = -(-2 * len(english) // 3)  # two thirds, rounded up
     return sorted(english[:n_eval]), sorted(english[n_eval:] + [p for p in mine if p[0] not in ENGLISH_PREFIXES])
