@@ -21,9 +21,9 @@ the packs made for that language (``e*``, ``f*``, ``i*``), all of them, and
 its training base voices are every other pack reading that language, except
 the packs of the same voice in another language: a pack's name after the
 underscore names its voice, and ``pf_dora``, ``pm_alex``, ``pm_santa`` are
-Spanish ``ef_dora``, ``em_alex``, ``em_santa`` made for Portuguese (style
-cosine 0.97-0.98; ``am_santa`` 0.83), so a Spanish corpus trains on none of
-them. A
+Spanish ``ef_dora``, ``em_alex``, ``em_santa`` made for Portuguese (cosine
+of the packs' timbre halves 0.97-0.98; ``am_santa`` 0.83; two packs of one
+gender: median 0.38), so a Spanish corpus trains on none of them. A
 language has few packs (Spanish 1 female / 2 male, French 1 / 0, Italian
 1 / 1), so its evaluation speakers are each of its packs and same-gender
 mixture (one per set of parents, as in English: other weights of the same
