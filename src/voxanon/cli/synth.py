@@ -48,7 +48,7 @@ def register(commands) -> None:
                    help="the language spoken (kokoro; default en): dev/test speakers are that language's Kokoro "
                         "packs (es 1 female / 2 male, fr 1 / 0, it 1 / 1), their same-gender mixtures and "
                         "vocal-tract warps, train/emo speakers the other packs reading it, sentences Asterisk's "
-                        "prompt texts (CC-BY-SA-3.0), data/real its recorded prompts; a gender without a pack has "
+                        "prompt texts (CC-BY-SA-3.0), data/real adds its recorded prompts; a gender without a pack has "
                         "no dev/test speakers (French: female trials only)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")

@@ -17,7 +17,8 @@ the same layout: its dev and test speakers are that language's voice packs,
 their mixtures and warps, its train and emo speakers the other packs reading
 the language (:mod:`.kokoro_speakers`), its sentences Asterisk's prompt texts
 in that language (:func:`voxanon.data.debian_clips.prompt_sentences`) and its
-``data/real`` Asterisk's recorded prompts of that language. A gender without
+``data/real`` the English clips with Asterisk's recorded prompts of that
+language added. A gender without
 enough packs has empty dev and test sets (``corpus.json``'s ``genders`` says
 which genders the trials hold). ``corpus.json`` records the language, the
 sentence source with its licence and the unit errors are counted in; an
@@ -40,7 +41,12 @@ from itertools import repeat
 from pathlib import Path
 
 from voxanon.data import layout
-from voxanon.data.debian_clips import build_real_subset, prompt_clips, prompt_sentences
+from voxanon.data.debian_clips import (
+    build_real_subset,
+    find_clips,
+    prompt_clips,
+    prompt_sentences,
+)
 from voxanon.data.emofilm import HOW_TO_INSTALL, WHEEL_SHA256, wheel_path
 from voxanon.data.iemocap import classes_of, emotion_class
 from voxanon.data.kaldi import DataDir, write_data_dir
@@ -337,7 +343,10 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
         dirs[layout.SYNTH_EMO], emotion_info = build_emofilm_set(root)
     real_info = None
     if real:
-        real_data, real_info = build_real_subset(root, None if language == "en" else prompt_clips(language=language))
+        # another language's corpus adds that language's recorded prompts to the English clips (one speaker
+        # alone gives no speaker-verification check)
+        clips = None if language == "en" else find_clips() + prompt_clips(language=language)
+        real_data, real_info = build_real_subset(root, clips)
         if real_data.wav_scp:
             write_data_dir(real_data, root / layout.SYNTH_DATA / "real")
             (root / "data/real/REAL").write_text(REAL_MARKER, encoding="utf-8")
