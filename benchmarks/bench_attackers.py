@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from voxanon.evaluation.attacker_training import train_ecapa, train_ge2e
+from voxanon.evaluation.attacker_training import train_ecapa, train_finetuned
 from voxanon.evaluation.backend_attacker import (
     BackendTraining,
     evaluate_backend,
@@ -39,7 +39,7 @@ from voxanon.models.speaker import load_encoder
 from voxanon.models.speaker.ecapa import EcapaConfig
 from voxanon.models.speaker.plda import BackendSettings, PldaBackend
 from voxanon.training.asv import TrainConfig
-from voxanon.training.ge2e import FinetuneSettings
+from voxanon.training.finetune import FinetuneSettings
 
 SETS = ("train", "dev_enrolls", "dev_trials_f", "dev_trials_m", "test_enrolls", "test_trials_f", "test_trials_m")
 
@@ -119,8 +119,8 @@ def run_condition(dirs: dict, out: Path, rungs: list[str], args) -> dict:
             timed(f"a-{scoring}", rung_a)
     if "b" in rungs:
         def rung_b():
-            path, log = train_ge2e(dirs["train"], *dev, FinetuneSettings(epochs=args.ge2e_epochs), out / "b",
-                                   quiet=True)
+            path, log = train_finetuned("ge2e", dirs["train"], *dev, FinetuneSettings(epochs=args.ge2e_epochs),
+                                        out / "b", quiet=True)
             res = evaluate_privacy(*test, load_encoder(f"ge2e:{path}"), n_boot=args.n_boot, quiet=True,
                                    keep_scores=False)
             return {**_summary(res), "log": log}

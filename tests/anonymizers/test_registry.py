@@ -54,17 +54,6 @@ def test_entry_points_load_and_broken_ones_are_reported(fresh_registry) -> None:
         registry.get("missing")
 
 
-def test_b4_is_unavailable_until_a_plug_in_registers_it(fresh_registry) -> None:
-    with pytest.raises(ConfigError, match=r"'b4' is not available: .*no installable package ships.*entry-point"):
-        registry.get("b4")
-
-    class PluginB4(ToyGain):
-        name = "b4"
-
-    registry.register(PluginB4)
-    assert registry.get("b4") is PluginB4
-
-
 def test_entry_point_clashing_with_a_registered_name_is_reported(fresh_registry) -> None:
     class Impostor(ToyGain):
         name = "toy-gain"

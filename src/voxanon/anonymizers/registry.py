@@ -17,14 +17,6 @@ from voxanon.errors import ConfigError
 
 GROUP = "voxanon.anonymizers"
 
-#: well-known methods that cannot be real offline: why, and how a plug-in provides them (docs/baselines.md)
-UNAVAILABLE = {
-    "b4": "VPC 2024 baseline B4 (neural audio codec language model: Bark semantic tokens + EnCodec) needs "
-          "pretrained weights that no installable package ships, so voxanon has no built-in B4; a package "
-          "that registers an Anonymizer named 'b4' in the entry-point group voxanon.anonymizers provides it "
-          "(docs/baselines.md)",
-}
-
 _registry: dict[str, type[Anonymizer]] = {}
 _broken: dict[str, str] = {}
 _loaded = False
@@ -94,8 +86,6 @@ def get(name: str) -> type[Anonymizer]:
         return _import_class(name)
     classes = available()
     if name not in classes:
-        if name in UNAVAILABLE and name not in _broken:
-            raise ConfigError(f"anonymizer {name!r} is not available: {UNAVAILABLE[name]}")
         hint = f" (failed to load: {_broken[name]})" if name in _broken else ""
         raise ConfigError(f"unknown anonymizer {name!r}{hint}; available: {', '.join(classes) or 'none'}")
     return classes[name]

@@ -39,6 +39,8 @@ IEMOCAP_ALL, IEMOCAP_DEV, IEMOCAP_TEST = "IEMOCAP_all", "IEMOCAP_dev", "IEMOCAP_
 CORPUS_FILE, SYNTH_DATA = "corpus.json", "data"
 #: the synthetic corpus's training and emotion data directories (under ``<corpus>/data``)
 SYNTH_TRAIN, SYNTH_EMO = "train", "emo"
+#: a synthetic corpus's real recordings (``data/real`` with a ``REAL`` marker)
+REAL = "real"
 #: the benchmark's short names of the attacker training and emotion sets
 TRAIN, EMO = "train", "emo"
 
@@ -74,6 +76,8 @@ class Layout:
     emo: Path | None
     synthetic: bool
     description: dict = field(default_factory=dict)
+    #: real recordings of voices outside every other set (a synthetic corpus's ``data/real``), never anonymized
+    real: Path | None = None
 
     @property
     def splits(self) -> list[str]:
@@ -124,4 +128,5 @@ def find_layout(root: str | Path) -> Layout:
             f"{root}: no enrollment/trial sets found: expected a `voxanon data synth` corpus ({CORPUS_FILE}, "
             f"data/test_enrolls, data/test_trials_f, data/test_trials_m) or VPC data directories "
             f"(libri_test_enrolls, libri_test_trials_f, libri_test_trials_m)")
-    return Layout(root, enrolls, trials, train, emo, synthetic, description)
+    real = _existing(data / REAL) if (data / REAL / "REAL").is_file() else None
+    return Layout(root, enrolls, trials, train, emo, synthetic, description, real)

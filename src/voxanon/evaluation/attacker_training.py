@@ -1,7 +1,7 @@
 """Training the ladder's attackers on a data directory, selected on dev trials.
 
 The recipes live in :mod:`voxanon.training` (:mod:`~voxanon.training.asv`:
-ECAPA-TDNN from scratch, :mod:`~voxanon.training.ge2e`: GE2E fine-tuning);
+ECAPA-TDNN from scratch, :mod:`~voxanon.training.finetune`: fine-tuning a pretrained encoder);
 this module gives them what evaluation owns: the scoring-time preprocessing
 (:func:`~voxanon.evaluation.embeddings.vpc_normalize`) and the dev-trial EER
 (:func:`~voxanon.evaluation.dev_selection.dev_eer`, the VPC's selection).
@@ -17,7 +17,7 @@ from voxanon.data.kaldi import DataDir
 from voxanon.evaluation.dev_selection import as_data_dir, dev_eer
 from voxanon.evaluation.embeddings import vpc_normalize
 from voxanon.training.asv import TrainConfig, fit_ecapa
-from voxanon.training.ge2e import FinetuneSettings, finetune_ge2e
+from voxanon.training.finetune import FinetuneSettings, finetune_encoder
 
 
 def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig | None = None, *,
@@ -49,12 +49,16 @@ def train_ecapa(train_dir, dev_enroll, dev_trials: list, settings: TrainConfig, 
     return Path(out_dir) / "best.pt", summary["history"]
 
 
-def train_ge2e(train_dir, dev_enroll, dev_trials: list, settings: FinetuneSettings, out_dir: str | os.PathLike, *,
-               seed: int = 0, device: str = "cpu", quiet: bool = False) -> tuple[Path, list[dict]]:
-    """Rung (b) of the attacker ladder: the pretrained GE2E fine-tuned on ``train_dir``, selected on the dev trials.
+def train_finetuned(encoder: str, train_dir, dev_enroll, dev_trials: list, settings: FinetuneSettings,
+                    out_dir: str | os.PathLike, *, seed: int = 0, device: str = "cpu",
+                    quiet: bool = False) -> tuple[Path, list[dict]]:
+    """Rung (b) of the attacker ladder: the pretrained ``encoder`` (``ge2e``, ``dvector``) fine-tuned on
+    ``train_dir``, selected on the dev trials.
 
-    Returns ``OUT/best.pt`` (usable as ``ge2e:OUT/best.pt``) and the log (:func:`~voxanon.training.ge2e.finetune_ge2e`).
+    Returns ``OUT/best.pt`` (usable as ``<encoder>:OUT/best.pt``) and the log
+    (:func:`~voxanon.training.finetune.finetune_encoder`).
     """
     dev = (as_data_dir(dev_enroll), [as_data_dir(t) for t in dev_trials])
-    return finetune_ge2e(as_data_dir(train_dir), settings, out_dir, validate=lambda encoder: dev_eer(encoder, *dev),
-                         preprocess=vpc_normalize, seed=seed, device=device, quiet=quiet)
+    return finetune_encoder(encoder, as_data_dir(train_dir), settings, out_dir,
+                            validate=lambda model: dev_eer(model, *dev), preprocess=vpc_normalize, seed=seed,
+                            device=device, quiet=quiet)

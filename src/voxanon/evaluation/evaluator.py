@@ -65,6 +65,8 @@ class SystemData:
     original: Mapping[str, Path]
     ser_models: Path | None = None  # per-fold SER models trained on original emotion data
     synthetic: bool = False
+    #: real recordings of voices no model heard (the corpus's ``data/real``): the trained attackers' real-voice check
+    real: Path | None = None
 
 
 @dataclass

@@ -5,8 +5,9 @@ Rungs (names in :mod:`voxanon.evaluation.scenarios`):
 * ``AA-backend`` (a): the pretrained encoder's embeddings with an LDA/PLDA
   back-end fitted on the anonymized training set (the VPC 2020 semi-informed
   attacker; :mod:`voxanon.evaluation.backend_attacker`);
-* ``AA-finetuned`` (b): the pretrained GE2E fine-tuned on it
-  (:mod:`voxanon.training.ge2e`);
+* ``AA-finetuned`` and ``AA-finetuned-dvector`` (b): a pretrained encoder
+  (GE2E, the VoiceFilter d-vector) fine-tuned on it, the VPC 2026 recipe
+  (:mod:`voxanon.training.finetune`);
 * ``AA-semi`` (c): an ECAPA-TDNN trained from scratch, small model or VPC 2024
   recipe (:func:`voxanon.evaluation.attacker_training.train_ecapa`): the VPC's
   semi-informed attacker, kept under its VPC name.
@@ -44,14 +45,23 @@ from voxanon.evaluation.fingerprint import data_fingerprint, model_fingerprint
 from voxanon.evaluation.results import (
     AttackerTraining,
     PrivacyResult,
+    RealVoiceCheck,
     from_dict,
     to_dict,
 )
-from voxanon.evaluation.scenarios import AA_BACKEND, AA_FINETUNED, AA_SEMI
+from voxanon.evaluation.scenarios import (
+    AA_BACKEND,
+    AA_FINETUNED,
+    AA_FINETUNED_DVECTOR,
+    AA_SEMI,
+    title,
+)
 
 #: the split every rung is selected on (as the VPC selects its attacker on dev)
 SELECT_SPLIT = "dev"
-RUNGS = (AA_BACKEND, AA_FINETUNED, AA_SEMI)
+RUNGS = (AA_BACKEND, AA_FINETUNED, AA_FINETUNED_DVECTOR, AA_SEMI)
+#: the pretrained encoder each fine-tuned rung (b) starts from
+FINETUNED_FROM = {AA_FINETUNED: "ge2e", AA_FINETUNED_DVECTOR: "dvector"}
 #: the ECAPA recipes of rung (c)
 ECAPA_RECIPES = ("small", "vpc")
 
@@ -80,8 +90,8 @@ def rung_training(rung: str, run: RunSettings) -> Any:
         from voxanon.evaluation.backend_attacker import BackendTraining
 
         return BackendTraining()
-    if rung == AA_FINETUNED:
-        from voxanon.training.ge2e import FinetuneSettings
+    if rung in FINETUNED_FROM:
+        from voxanon.training.finetune import FinetuneSettings
 
         return FinetuneSettings(epochs=run.finetune_epochs)
     if rung == AA_SEMI:
@@ -103,9 +113,34 @@ class LadderEvaluator(Evaluator):
 
     @classmethod
     def plan(cls, run: RunSettings) -> list[Evaluator]:
-        encoders = {AA_BACKEND: run.pretrained, AA_FINETUNED: "ge2e", AA_SEMI: None}  # (b) fine-tunes GE2E
+        encoders = {AA_BACKEND: run.pretrained, AA_SEMI: None, **FINETUNED_FROM}
         return [cls(LadderSettings(rung, split, encoders[rung], rung_training(rung, run), run.n_boot, run.seed))
                 for split in run.splits for rung in run.rungs]
+
+    @classmethod
+    def section(cls, results: Any, page: Any) -> tuple[str, str] | None:
+        """The trained rungs on real voices they never heard, beside the pretrained encoders they started from."""
+        split = results.settings.primary.split
+        checks = {label: {rung: p.training.real_voices for rung in RUNGS
+                          if (p := record.privacy(rung, split)) is not None and p.training is not None
+                          and p.training.real_voices is not None}
+                  for label, record in results.systems.items()}
+        checks = {label: c for label, c in checks.items() if c}
+        if not checks:
+            return None
+        rungs = [r for r in RUNGS if any(r in c for c in checks.values())]
+        first = next(iter(next(iter(checks.values())).values()))
+        reference = {r: next((c[r].pretrained_eer for c in checks.values() if r in c), None) for r in rungs}
+        rows = [["pretrained encoder (reference)"] + [page.fmt(reference[r], 1) for r in rungs]]
+        rows += [[page.fmt(label)] + [page.fmt(c[r].eer if r in c else None, 1) for r in rungs]
+                 for label, c in checks.items()]
+        text = (f"<p>EER (%) of each trained attacker on unanonymized recordings of {first.speakers} real speakers "
+                f"that no model here heard ({first.utterances} utterances, every pair a trial: "
+                f"{first.target_pairs} target, {first.nontarget_pairs} non-target), one row per anonymized training "
+                "set. The reference row is the pretrained encoder the rung started from (the back-end's with cosine "
+                "scoring; the ECAPA trains from scratch). An attacker far above its reference learnt the corpus's "
+                "voices, not what tells people apart: its privacy numbers describe synthetic voices only.</p>")
+        return "Trained attackers on real voices", text + page.table(["trained on"] + [title(r) for r in rungs], rows)
 
     @property
     def slot(self) -> tuple[str, ...]:
@@ -128,7 +163,7 @@ class LadderEvaluator(Evaluator):
     def inputs(self, data: SystemData) -> dict[str, Path]:
         enroll, trial_f, trial_m = layout.split_sets(self.settings.split)
         return {"enroll": data.sets[enroll], "trials_f": data.sets[trial_f], "trials_m": data.sets[trial_m],
-                **self.training_inputs(data)}
+                **self.training_inputs(data), **({"real": data.real} if data.real is not None else {})}
 
     def models(self, data: SystemData) -> dict[str, str]:
         return {"encoder": self.settings.encoder} if self.settings.encoder else {}
@@ -147,12 +182,22 @@ class LadderEvaluator(Evaluator):
         return env.model(self.settings.encoder, lambda spec: load_encoder(spec, device=env.device))
 
     def train(self, data: SystemData, env: Env) -> AttackerTraining:
-        """Train and select the rung on ``data`` (or read back the finished training)."""
-        s = self.settings
+        """Train and select the rung on ``data`` (or read back the finished training), with its real-voice check
+        where the data has real recordings (added to a finished training that lacks it)."""
         out = self.training_dir(data, env.cache_dir)
         done = out / "training.json"
-        if done.is_file():
-            return from_dict(AttackerTraining, json.loads(done.read_text(encoding="utf-8")), str(done))
+        fresh = not done.is_file()
+        training = (self._fit(data, env, out) if fresh
+                    else from_dict(AttackerTraining, json.loads(done.read_text(encoding="utf-8")), str(done)))
+        checked = data.real is not None and training.real_voices is None
+        if checked:
+            training = dataclasses.replace(training, real_voices=self._check_real_voices(training, data.real, env))
+        if fresh or checked:
+            write_text(done, json.dumps(to_dict(training), indent=1))
+        return training
+
+    def _fit(self, data: SystemData, env: Env, out: Path) -> AttackerTraining:
+        s = self.settings
         ins = self.training_inputs(data)
         args = (ins["train"], ins["dev_enroll"], [ins["dev_trials_f"], ins["dev_trials_m"]])
         if s.rung == AA_BACKEND:
@@ -161,20 +206,37 @@ class LadderEvaluator(Evaluator):
             path, log = train_backend(*args, self._pretrained(env), out, s.training, seed=s.seed,
                                       cache_dir=env.cache_dir / "embeddings", quiet=env.quiet)
             model = str(path)
-        elif s.rung == AA_FINETUNED:
-            from voxanon.evaluation.attacker_training import train_ge2e
+        elif s.rung in FINETUNED_FROM:
+            from voxanon.evaluation.attacker_training import train_finetuned
 
-            path, log = train_ge2e(*args, s.training, out, seed=s.seed, device=env.device, quiet=env.quiet)
-            model = f"ge2e:{path}"
+            path, log = train_finetuned(s.encoder, *args, s.training, out, seed=s.seed, device=env.device,
+                                        quiet=env.quiet)
+            model = f"{s.encoder}:{path}"
         else:
             from voxanon.evaluation.attacker_training import train_ecapa
 
             path, log = train_ecapa(*args, s.training, out, seed=s.seed, device=env.device, quiet=env.quiet)
             model = f"ecapa:{path}"
-        training = AttackerTraining(rung=s.rung, model=model, train=str(ins["train"]), selected_on=SELECT_SPLIT,
-                                    val_eer=min(e["val_eer"] for e in log), history=log)
-        write_text(done, json.dumps(to_dict(training), indent=1))
-        return training
+        return AttackerTraining(rung=s.rung, model=model, train=str(ins["train"]), selected_on=SELECT_SPLIT,
+                                val_eer=min(e["val_eer"] for e in log), history=log)
+
+    def _check_real_voices(self, training: AttackerTraining, real: Path, env: Env) -> RealVoiceCheck:
+        """The trained model on real voices it never heard, beside the pretrained encoder it started from."""
+        from voxanon.evaluation.real_voices import check_real_voices, cosine_pairs
+
+        cache = env.cache_dir / "embeddings"
+        if self.settings.rung == AA_BACKEND:
+            from voxanon.models.speaker.plda import PldaBackend
+
+            backend = PldaBackend.load(training.model)
+            encoder = self._pretrained(env)
+            return check_real_voices(real, encoder, encoder, lambda e: backend.score([x[None] for x in e], e),
+                                     cache_dir=cache, quiet=env.quiet)
+        from voxanon.models.speaker import load_encoder
+
+        trained = env.model(training.model, lambda spec: load_encoder(spec, device=env.device))
+        pretrained = self._pretrained(env) if self.settings.encoder else None
+        return check_real_voices(real, trained, pretrained, cosine_pairs, cache_dir=cache, quiet=env.quiet)
 
     def run(self, data: SystemData, env: Env) -> PrivacyResult:
         training = self.train(data, env)

@@ -152,12 +152,32 @@ class TrialScore:
 
 
 @dataclass(frozen=True)
+class RealVoiceCheck:
+    """How a trained attacker verifies original recordings of real people it never heard
+    (:mod:`voxanon.evaluation.real_voices`): every pair of utterances scored, EER in %.
+
+    ``pretrained_eer`` is the same check for the pretrained encoder the rung started from (None: trained from
+    scratch). An attacker far above it learnt the corpus's voices, not speakers.
+    """
+
+    eer: float
+    pretrained_eer: float | None
+    speakers: int
+    utterances: int
+    target_pairs: int
+    nontarget_pairs: int
+    data: str
+
+
+@dataclass(frozen=True)
 class AttackerTraining:
     """How a semi-informed attacker (a ladder rung) was trained: its model, the training log and dev selection.
 
     ``history`` has one entry per epoch (or per candidate of a closed-form
     back-end) with at least ``epoch``, ``loss`` and ``val_eer`` (mean per-gender
-    EER % on the dev trials); ``val_eer`` is that of the selected model.
+    EER % on the dev trials); ``val_eer`` is that of the selected model. ``real_voices``: the trained model on
+    real voices it never heard (None where the data has none, e.g. VPC data, or for a training recorded before
+    the check existed).
     """
 
     rung: str
@@ -166,6 +186,7 @@ class AttackerTraining:
     selected_on: str
     val_eer: float
     history: list[dict[str, Any]]
+    real_voices: RealVoiceCheck | None = None
 
 
 @dataclass(frozen=True)

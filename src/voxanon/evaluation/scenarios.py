@@ -36,12 +36,14 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
 #: the VPC ranking metric (rung c of the attacker ladder); reports show it beside the strongest attacker
 PRIMARY_SCENARIO = AA_SEMI
 
-#: rungs (a) and (b) of the semi-informed attacker ladder (rung c is AA-semi); run by the benchmark only
-AA_BACKEND, AA_FINETUNED = "AA-backend", "AA-finetuned"
+#: rungs (a) and (b) of the semi-informed attacker ladder (rung c is AA-semi); run by the benchmark only.
+#: Rung (b) is a pretrained encoder fine-tuned on anonymized speech: GE2E, or the VoiceFilter d-vector
+AA_BACKEND, AA_FINETUNED, AA_FINETUNED_DVECTOR = "AA-backend", "AA-finetuned", "AA-finetuned-dvector"
 RUNG_TITLES = {AA_BACKEND: "AA semi-informed (a): GE2E + LDA/PLDA back-end",
-               AA_FINETUNED: "AA semi-informed (b): fine-tuned GE2E"}
+               AA_FINETUNED: "AA semi-informed (b): fine-tuned GE2E",
+               AA_FINETUNED_DVECTOR: "AA semi-informed (b): fine-tuned d-vector"}
 #: every attacker by how much it knows; on equal EER the one that knows less is named the strongest
-ATTACKER_ORDER = (OO, OA, AA_LAZY, AA_BACKEND, AA_FINETUNED, AA_SEMI)
+ATTACKER_ORDER = (OO, OA, AA_LAZY, AA_BACKEND, AA_FINETUNED, AA_FINETUNED_DVECTOR, AA_SEMI)
 
 
 def applicable(anonymized: bool, retrained: bool) -> list[str]:

@@ -201,6 +201,32 @@ def test_the_strongest_attacker_sets_the_headline_and_the_category():
     assert title == "Privacy at a glance" and row.count("★") == 1 and "<b>15.0 ★</b>" in row and ">41.0<" in row
 
 
+def test_the_report_shows_each_trained_rung_on_real_voices():
+    from voxanon.evaluation.ladder import LadderEvaluator
+    from voxanon.evaluation.results import AttackerTraining, RealVoiceCheck
+
+    assert LadderEvaluator.section(benchmark_results(), page) is None  # no trained rung: no section
+    results = benchmark_results()
+    for system, rung, eer, pretrained in (("a", "AA-finetuned", 9.5, 7.0), ("a", "AA-semi", 38.0, None),
+                                          ("b", "AA-finetuned", 12.25, 7.0)):
+        results = _with_rung(results, system, rung, 20.0, 22.0)
+        key = ("privacy", rung, "test")
+        rec = results.systems[system]
+        check = RealVoiceCheck(eer=eer, pretrained_eer=pretrained, speakers=7, utterances=159, target_pairs=2000,
+                               nontarget_pairs=10561, data="real")
+        training = AttackerTraining(rung=rung, model="m", train="t", selected_on="dev", val_eer=20.0, history=[],
+                                    real_voices=check)
+        rec = dataclasses.replace(rec, results={**rec.results,
+                                                key: dataclasses.replace(rec.results[key], training=training)})
+        results = dataclasses.replace(results, systems={**results.systems, system: rec})
+    title, html = LadderEvaluator.section(results, page)
+    assert title == "Trained attackers on real voices" and "7 real speakers" in html and "159 utterances" in html
+    rows = html.split("<tr>")
+    assert "<td>pretrained encoder (reference)</td><td>7.0</td><td>–</td>" in rows[2]
+    assert "<td>a</td><td>9.5</td><td>38.0</td>" in rows[3] and "<td>b</td><td>12.2</td><td>–</td>" in rows[4]
+    assert "fine-tuned GE2E" in rows[1] and "AA semi-informed" in rows[1]
+
+
 def test_summary_csv_and_cli_table_lead_with_the_strongest_attacker(tmp_path, monkeypatch, capsys):
     from voxanon.cli import benchmark as cli_benchmark
     results = _with_rung(benchmark_results(), "a", "AA-backend", 14.0, 16.0)

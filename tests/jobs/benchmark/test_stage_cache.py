@@ -130,6 +130,58 @@ def test_a_rung_trains_once_per_system_for_every_split_and_again_when_its_data_c
     assert len(calls) == 2
 
 
+def test_fine_tuned_rungs_start_from_their_encoders(system):
+    from voxanon.evaluation.ladder import LadderEvaluator
+
+    ge2e, dvector = LadderEvaluator.plan(_run(rungs=("AA-finetuned", "AA-finetuned-dvector")))
+    assert (ge2e.settings.encoder, dvector.settings.encoder) == ("ge2e", "dvector")
+    assert ge2e.training_dir(system, Path("c")) != dvector.training_dir(system, Path("c"))
+    a = _keys(plan(_run(rungs=("AA-finetuned-dvector",))), system)
+    b = _keys(plan(_run(rungs=("AA-finetuned-dvector",), finetune_epochs=3)), system)
+    assert {k for k in a if a[k] != b[k]} == {"privacy AA-finetuned-dvector test"}
+
+
+def test_real_recordings_change_the_rung_results_but_not_their_training(tmp_path, system):
+    import dataclasses
+
+    from voxanon.evaluation.ladder import LadderEvaluator
+
+    with_real = dataclasses.replace(system, real=_set(tmp_path / "real" / "real", "r1", "f"))
+    before, after = _keys(plan(_run()), system), _keys(plan(_run()), with_real)
+    assert {k for k in before if before[k] != after[k]} == RUNGS
+    (ev,) = LadderEvaluator.plan(_run(rungs=("AA-semi",)))
+    assert ev.training_dir(system, Path("c")) == ev.training_dir(with_real, Path("c"))
+
+
+def test_the_real_voice_check_runs_once_per_training(tmp_path, system, monkeypatch):
+    import dataclasses
+    import json
+
+    from voxanon.evaluation import attacker_training
+    from voxanon.evaluation.ladder import LadderEvaluator
+    from voxanon.evaluation.results import RealVoiceCheck
+
+    monkeypatch.setattr(attacker_training, "train_ecapa", lambda *a, out=None, **k: (
+        Path(a[4]) / "best.pt", [{"epoch": 1, "loss": 1.0, "val_eer": 20.0}]))
+    checks = []
+
+    def fake_check(self, training, real, env):
+        checks.append(real)
+        return RealVoiceCheck(eer=12.5, pretrained_eer=None, speakers=2, utterances=4, target_pairs=2,
+                              nontarget_pairs=4, data=str(real))
+
+    monkeypatch.setattr(LadderEvaluator, "_check_real_voices", fake_check)
+    env = Env(tmp_path / "cache", quiet=True)
+    (ev,) = LadderEvaluator.plan(_run(rungs=("AA-semi",)))
+    assert ev.train(system, env).real_voices is None and checks == []  # no real recordings: no check
+    with_real = dataclasses.replace(system, real=tmp_path / "real")
+    trained = ev.train(with_real, env)  # a finished training without the check gets it, once
+    assert trained.real_voices.eer == 12.5 and checks == [tmp_path / "real"]
+    assert ev.train(with_real, env) == trained and len(checks) == 1
+    stored = json.loads((ev.training_dir(system, env.cache_dir) / "training.json").read_text())
+    assert stored["real_voices"]["eer"] == 12.5
+
+
 def test_anonymizer_parameters_change_the_system_key():
     assert System("w", "world", {"warp_min": 0.9}).key(0) != System("w", "world", {"warp_min": 0.8}).key(0)
     assert System("a", "world", {"warp_min": 0.9}).key(0) == System("b", "world", {"warp_min": 0.9}).key(0)

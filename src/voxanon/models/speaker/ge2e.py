@@ -29,7 +29,7 @@ class GE2EEncoder(SpeakerEncoder):
     ----------
     weights : path, optional
         A checkpoint in resemblyzer's format (``{"model_state": ...}``), e.g. the
-        ``best.pt`` of :func:`voxanon.evaluation.attacker_training.train_ge2e`.
+        ``best.pt`` of :func:`voxanon.evaluation.attacker_training.train_finetuned`.
     model : resemblyzer.VoiceEncoder, optional
         Use this (training) model as it is; the encoder is then named ``name``.
     """
