@@ -248,3 +248,18 @@ def test_beyond_eer_metrics_need_two_trial_utterances_of_a_speaker(tmp_path):
     trials = [(spk, utt, utt[0] == spk) for utt in vecs for spk in "AB"]
     trial_dir = _write(tmp_path, "trials", vecs, {u: u[0] for u in vecs}, {"A": "f", "B": "m"}, trials)
     assert evaluate_privacy(enroll, [trial_dir], CodeEncoder()).beyond is None
+
+
+def test_an_empty_gender_set_is_left_out_and_a_set_without_trials_is_still_refused(corpus, tmp_path):
+    """A corpus in a language without packs of one gender has an empty trial set of that gender."""
+    enroll, tf, _ = corpus
+    empty = tmp_path / "trials_m_empty"
+    empty.mkdir()
+    (empty / "wav.scp").write_text("")
+    res = evaluate_privacy(enroll, [tf, empty], CodeEncoder(), n_boot=50, quiet=True)
+    assert set(res.by_gender) == {"f"} and res.eer_mean == pytest.approx(0.0) and res.fairness is None
+    with pytest.raises(DataError, match="hold no utterances"):
+        evaluate_privacy(enroll, [empty], CodeEncoder(), n_boot=50, quiet=True)
+    (tf / "trials").unlink()  # utterances but no trial list: still an error
+    with pytest.raises(DataError, match="no trials"):
+        evaluate_privacy(enroll, [tf, empty], CodeEncoder(), n_boot=50, quiet=True)

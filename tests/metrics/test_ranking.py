@@ -123,3 +123,12 @@ def test_performance_matrix_on_vpc_table(systems):
     # T10-1: best UAR, second-best WER, EER 36.9 % -> (0.719 + 0.974 + 1) / 3
     assert [s.name for s in scores[:3]] == ["T10-1", "T10-2", "T9"]
     assert scores[0].combined == pytest.approx(0.8977, abs=1e-4)
+
+
+def test_a_change_relative_to_an_original_at_zero_is_nan():
+    """A small corpus can give the original an EER or WER of 0: no relative change, and no crash."""
+    import math
+
+    original = SystemResult("original", 0.0, 0.0, 0.0, 10.0, 50.0)
+    change = relative_changes([SystemResult("a", 10.0, 20.0, 15.0, 12.0, 40.0)], original)[0]
+    assert math.isnan(change.d_eer) and change.d_wer == pytest.approx(20.0) and change.d_uar == pytest.approx(-20.0)

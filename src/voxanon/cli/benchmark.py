@@ -31,6 +31,11 @@ def run(args: argparse.Namespace) -> int:
         if not conditions:
             raise ConfigError("--condition-on needs --conditions (or --profile conditions)")
         profile = dataclasses.replace(profile, conditions=conditions, condition_places=places)
+    if args.language is not None:
+        if args.data:
+            raise ConfigError("--language chooses the offline corpus a run builds; with --data the corpus's own "
+                              "language (its corpus.json) is used: leave --language out")
+        profile = dataclasses.replace(profile, corpus_language=args.language)
     try:
         systems = [parse_system(s) for s in args.systems] if args.systems else default_systems(profile)
     except ValueError as exc:  # a --system that does not parse
@@ -112,7 +117,9 @@ def register(commands) -> None:
                         "(BENCHMARKS.md's "
                         "leaderboard; hours); conditions: the default again under "
                         "telephone, noise10 and reverb600, each on the input and the output (privacy and WER; "
-                        "about six more main jobs); full: every offline anonymizer (kNN-VC included), the default-size Kokoro "
+                        "about six more main jobs); multilingual: the default's corpus size, attackers and measures "
+                        "for mcadams and world on a Spanish corpus (--language fr or it for those), Whisper base "
+                        "in that language; full: every offline anonymizer (kNN-VC included), the default-size Kokoro "
                         "corpus, VPC-recipe ECAPA, plus content privacy (C-EER) and SER and ASR learnability "
                         "(hours; not in default: they add the ASR of each training set and 5 SER trainings and a "
                         "CTC training per system, past its time budget)")
@@ -134,7 +141,13 @@ def register(commands) -> None:
     p.add_argument("--jobs", type=int, default=None,
                    help="worker processes of the corpus build, the anonymization and the evaluation (default: all "
                         "cores; each evaluation runs on one thread, so a trained attacker does not depend on it)")
-    p.add_argument("--asr", default="whisper-tiny", help="ASR backend spec (default whisper-tiny)")
+    p.add_argument("--language", choices=("en", "es", "fr", "it"), default=None,
+                   help="build the offline corpus in this language (`voxanon data synth --language`; default: the "
+                        "profile's, English except in the multilingual profile); the ASR, its normalisation and "
+                        "WER or CER follow the corpus's language")
+    p.add_argument("--asr", default=None,
+                   help="ASR backend spec (default: whisper-tiny for an English corpus, whisper-base:<language> for "
+                        "another)")
     p.add_argument("--encoder", default="ge2e", help="pretrained speaker encoder of the ignorant/lazy attackers")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(handler=run)

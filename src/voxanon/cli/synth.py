@@ -11,7 +11,8 @@ def run(args: argparse.Namespace) -> int:
 
     size = args.size or ("default" if args.engine == "kokoro" else "small")
     desc = build_corpus(args.out, size=size, seed=args.seed, jobs=args.jobs, quiet=args.quiet,
-                        real=not args.no_real, engine=args.engine, topics=args.topics, emotion=args.emotion)
+                        real=not args.no_real, engine=args.engine, topics=args.topics, emotion=args.emotion,
+                        language=args.language)
     if not args.quiet:
         for name, stats in desc["sets"].items():
             trials = stats.get("trials")
@@ -43,6 +44,12 @@ def register(commands) -> None:
     p.add_argument("--size", choices=("tiny", "small", "default", "large"), default=None,
                    help="corpus size (kokoro: tiny/small/default/large, default 'default'; "
                         "formant: small/default/large, default 'small')")
+    p.add_argument("--language", choices=("en", "es", "fr", "it"), default="en",
+                   help="the language spoken (kokoro; default en): dev/test speakers are that language's Kokoro "
+                        "packs (es 1 female / 2 male, fr 1 / 0, it 1 / 1), their same-gender mixtures and "
+                        "vocal-tract warps, train/emo speakers the other packs reading it, sentences Asterisk's "
+                        "prompt texts (CC-BY-SA-3.0), data/real adds its recorded prompts; a gender without a pack has "
+                        "no dev/test speakers (French: female trials only)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--quiet", action="store_true")

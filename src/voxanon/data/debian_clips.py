@@ -23,7 +23,7 @@ import numpy as np
 
 from voxanon.audio.io import load_audio, resample, write_wav
 from voxanon.data.kaldi import DataDir
-from voxanon.data.sentences import normalize_transcript, number_words
+from voxanon.data.sentences import Sentence, normalize_transcript, number_words
 
 SAMPLE_RATE = 16000
 #: median F0 (Hz) above which a speaker is labelled female
@@ -130,6 +130,38 @@ def prompt_clips(root: str | Path = "/", min_words: int = 5, language: str = "en
                 if len(clip.text.split()) >= min_words:
                     clips.append(clip)
     return sorted(clips, key=lambda c: c.utt)
+
+
+def prompt_sentences(language: str, root: str | Path = "/") -> tuple[list[Sentence], dict]:
+    """Asterisk's prompt texts in ``language`` as sentences to synthesize, and a JSON-ready description (source,
+    licence, holder, how many prompts and duplicates).
+
+    Every prompt of :func:`prompt_clips` whatever its length (a corpus size chooses its lengths), each text
+    once: a text several prompts share (``Gracias.``) is kept at its first prompt in id order and the others are
+    counted as duplicates. Texts are kept as written (text and transcript alike); they are normalised when
+    scored (:func:`voxanon.metrics.text.normalize_basic`).
+
+    Raises
+    ------
+    DataError
+        The language's prompts are not installed (the Debian package ``asterisk-core-sounds-<language>-wav``).
+    """
+    from voxanon.errors import DataError
+    from voxanon.metrics.text import normalize_basic
+
+    clips = prompt_clips(root, min_words=1, language=language)
+    if not clips:
+        raise DataError(f"{Path(root) / 'usr/share/doc'}/asterisk-core-sounds-{language}: no {language!r} "
+                        f"prompts found: install the Debian package asterisk-core-sounds-{language}-wav")
+    seen: dict[str, Sentence] = {}
+    for clip in clips:
+        seen.setdefault(normalize_basic(clip.text), Sentence(clip.text, clip.text))
+    package = f"asterisk-core-sounds-{language}-wav"
+    info = {"source": f"{package}: the prompt texts of core-sounds-{language}.txt (Debian)",
+            **{k: attributions()[package][k] for k in ("licence", "copyright")},
+            "prompts": len(clips), "duplicates_dropped": len(clips) - len(seen),
+            "left_out": "prompts written with digits or with [sound notes] (the listing gives no words for them)"}
+    return list(seen.values()), info
 
 
 def _median_f0(wavs: list[np.ndarray]) -> float:

@@ -17,6 +17,7 @@ import hashlib
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -199,12 +200,13 @@ def merge_dirs(dirs: list[Path], name: str) -> DataDir:
 
 @dataclass(frozen=True)
 class AsrSettings:
-    """WER of ``backend`` on one split's trial sets (female and male merged)."""
+    """WER (or CER: ``unit``) of ``backend`` on one split's trial sets (female and male merged)."""
 
     split: str
     backend: str
     normalization: str
     n_boot: int
+    unit: str = "word"
 
 
 class AsrEvaluator(Evaluator):
@@ -215,7 +217,7 @@ class AsrEvaluator(Evaluator):
 
     @classmethod
     def plan(cls, run: RunSettings) -> list[Evaluator]:
-        return [cls(AsrSettings(s, run.asr, run.wer_normalization, run.n_boot)) for s in wer_splits(run)]
+        return [cls(AsrSettings(s, run.asr, run.wer_normalization, run.n_boot, run.asr_unit)) for s in wer_splits(run)]
 
     @property
     def slot(self) -> tuple[str, ...]:
@@ -227,14 +229,23 @@ class AsrEvaluator(Evaluator):
     def models(self, data: SystemData) -> dict[str, str]:
         return {"asr": self.settings.backend}
 
+    def key(self, data: SystemData, seed: int) -> dict[str, Any]:
+        """The evaluator's key; word-scored results keep the key they had before the unit was a setting."""
+        key = super().key(data, seed)
+        if self.settings.unit == "word":
+            del key["settings"]["unit"]
+        return key
+
     @classmethod
     def columns(cls, results) -> list[Column]:
-        """``wer``: the run's WER on the primary split (``wer_ci`` its interval, report only)."""
+        """``wer``: the run's WER (CER in a language scored by characters) on the primary split (``wer_ci`` its
+        interval, report only)."""
         def result(record, results) -> AsrResult | None:
             return record.get(cls.kind, results.settings.primary.split)
 
+        rate = results.settings.error_rate
         return [Column("wer", lambda record, results: (w := result(record, results)) and w.wer,
-                       header="WER % [95% CI]", cli="WER %", ci="wer_ci"),
+                       header=f"{rate} % [95% CI]", cli=f"{rate} %", ci="wer_ci"),
                 Column("wer_ci", lambda record, results: (w := result(record, results)) and w.wer_ci, csv=False)]
 
     def run(self, data: SystemData, env: Env) -> AsrResult:
@@ -243,7 +254,7 @@ class AsrEvaluator(Evaluator):
         s = self.settings
         merged = merge_dirs(list(self.inputs(data).values()), f"{data.label}/{s.split}_trials")
         ev = evaluate_asr(merged, env.model(s.backend, load_asr), env.cache_dir / "asr",
-                          normalization=s.normalization, n_boot=s.n_boot, quiet=env.quiet)
+                          normalization=s.normalization, unit=s.unit, n_boot=s.n_boot, quiet=env.quiet)
         return ev.to_result().summary()
 
 
@@ -258,7 +269,7 @@ class CheckAsrEvaluator(AsrEvaluator):
 
     @classmethod
     def plan(cls, run: RunSettings) -> list[Evaluator]:
-        return [cls(AsrSettings(s, b, run.wer_normalization, run.n_boot)) for b in run.check_asrs
+        return [cls(AsrSettings(s, b, run.wer_normalization, run.n_boot, run.asr_unit)) for b in run.check_asrs
                 for s in wer_splits(run)]
 
     @property
@@ -274,7 +285,8 @@ class CheckAsrEvaluator(AsrEvaluator):
         def wer_of(backend: str):
             return lambda record, results: (w := record.get(cls.kind, backend, split)) and w.wer
 
-        return [Column(f"wer_{b}", wer_of(b), header=f"WER {b} %", cli=f"WER {b} %") for b in backends]
+        rate = results.settings.error_rate
+        return [Column(f"wer_{b}", wer_of(b), header=f"{rate} {b} %", cli=f"{rate} {b} %") for b in backends]
 
 
 def wer_splits(run: RunSettings) -> list[str]:

@@ -20,7 +20,7 @@ import numpy as np
 from voxanon.data.kaldi import DataDir, DataError
 from voxanon.evaluation.dev_selection import as_data_dir, mean_gender_eer
 from voxanon.evaluation.embeddings import extract_embeddings
-from voxanon.evaluation.privacy import TrialScores, check_trials, privacy_metrics
+from voxanon.evaluation.privacy import TrialScores, privacy_metrics, trial_sets
 from voxanon.evaluation.results import PrivacyResult
 from voxanon.models.speaker import SpeakerEncoder
 from voxanon.models.speaker.plda import BackendSettings, PldaBackend
@@ -37,8 +37,7 @@ class BackendTraining:
 def backend_trial_scores(enroll: DataDir, trial_dirs: list[DataDir], encoder: SpeakerEncoder,
                          backend: PldaBackend, *, cache_dir=None, quiet: bool = False) -> TrialScores:
     """Score every trial with the back-end; enrollment = all of the speaker's enrollment utterances."""
-    for td in trial_dirs:
-        check_trials(enroll, td)
+    trial_dirs = trial_sets(enroll, trial_dirs)
     speakers = sorted({t.enroll_spk for td in trial_dirs for t in td.trials})
     utts = [u for s in speakers for u in enroll.spk2utt[s]]
     emb = extract_embeddings(enroll, encoder, utts=utts, cache_dir=cache_dir, quiet=quiet)

@@ -36,10 +36,10 @@ from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.evaluation.evaluator import Column, Env, Evaluator, RunSettings, SystemData
 from voxanon.evaluation.privacy import (
     TrialScores,
-    check_trials,
     cosine_scores,
     enrollment_models,
     privacy_metrics,
+    trial_sets,
 )
 from voxanon.evaluation.results import ContentPrivacyResult
 from voxanon.models.text_speaker import TextSpeakerEncoder, train_text_encoder
@@ -82,8 +82,7 @@ class ContentScores:
 def score_content(train: DataDir, enroll: DataDir, trial_dirs: list[DataDir], transcripts: Transcriber, *,
                   encoder: str = "tfidf", seed: int = 0) -> ContentScores:
     """Train a text speaker encoder on ``train``'s transcripts and score every trial from transcripts."""
-    for td in trial_dirs:
-        check_trials(enroll, td)
+    trial_dirs = trial_sets(enroll, trial_dirs)
     missing: dict[str, str] = {}
     train_text, miss = transcripts(train)
     missing.update(miss)

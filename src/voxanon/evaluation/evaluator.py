@@ -51,6 +51,8 @@ class RunSettings:
     ser_epochs: int = 15
     #: further recognisers whose WER is measured beside ``asr``'s (:class:`~voxanon.evaluation.asr.CheckAsrEvaluator`)
     check_asrs: tuple[str, ...] = ()
+    #: the unit the ASR's errors are counted in: ``word`` (WER) or ``char`` (CER), from the corpus's language
+    asr_unit: str = "word"
 
 
 @dataclass(frozen=True)

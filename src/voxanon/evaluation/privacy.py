@@ -135,11 +135,22 @@ def check_trials(enroll: DataDir, trial_dir: DataDir) -> None:
     check_trial_labels(trial_dir, enroll.spk2gender)
 
 
+def trial_sets(enroll: DataDir, trial_dirs: list[DataDir]) -> list[DataDir]:
+    """The trial directories that hold trials, each checked (:func:`check_trials`); an empty one (no utterances:
+    a gender the corpus has no speakers of) is left out. DataError when none is left."""
+    kept = [td for td in trial_dirs if td.wav_scp or td.trials]
+    if not kept:
+        raise DataError(f"no trials: {', '.join(str(td.path) for td in trial_dirs)} hold no utterances")
+    for td in kept:
+        check_trials(enroll, td)
+    return kept
+
+
 def score_trials(enroll: DataDir, trial_dirs: list[DataDir], encoder: SpeakerEncoder, *,
                  cache_dir: str | os.PathLike | None = None, quiet: bool = False) -> TrialScores:
-    """Embed enrollment and trial audio (cached) and score every trial of every trial directory."""
-    for td in trial_dirs:
-        check_trials(enroll, td)
+    """Embed enrollment and trial audio (cached) and score every trial of every trial directory (empty ones
+    left out: :func:`trial_sets`)."""
+    trial_dirs = trial_sets(enroll, trial_dirs)
     speakers = sorted({t.enroll_spk for td in trial_dirs for t in td.trials})
     enroll_utts = [u for s in speakers for u in enroll.spk2utt[s]]
     enroll_emb = extract_embeddings(enroll, encoder, utts=enroll_utts, cache_dir=cache_dir, quiet=quiet)

@@ -105,11 +105,12 @@ def relative_changes(rows: Sequence[SystemResult], original: SystemResult) -> li
     """ΔEER, ΔWER and ΔUAR of each system relative to original data.
 
     Δm = 100 * (m_system - m_original) / m_original, so ΔEER > 0 is a privacy
-    gain, ΔWER > 0 a content loss and ΔUAR < 0 an emotion loss.
+    gain, ΔWER > 0 a content loss and ΔUAR < 0 an emotion loss. A change
+    relative to an original value of 0 (no error on a small corpus) is NaN.
     """
 
     def change(value: float, reference: float) -> float:
-        return 100.0 * (value - reference) / reference
+        return 100.0 * (value - reference) / reference if reference != 0 else float("nan")
 
     return [
         RelativeChange(r.name, change(r.eer, original.eer), change(r.wer, original.wer), change(r.uar, original.uar))

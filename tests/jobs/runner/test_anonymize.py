@@ -122,6 +122,15 @@ def test_silent_input_comes_out_silent(tmp_path: Path) -> None:
     assert len(out) == 800 and not np.any(out)
 
 
+def test_an_empty_data_dir_gives_an_empty_data_dir(tmp_path: Path) -> None:
+    """The empty trial set of a gender a language corpus has no speakers of is anonymized like any other set."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "wav.scp").write_text("")
+    summary = anonymize_corpus(tmp_path / "in", tmp_path / "out", ToyGain(), jobs=1, quiet=True)
+    assert summary.done == 0 and summary.failed == 0
+    assert read_data_dir(tmp_path / "out").utts == []
+
+
 def test_failures_are_isolated_recorded_and_retried(data_dir: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad"
     bad.mkdir()

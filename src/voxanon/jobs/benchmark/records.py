@@ -21,9 +21,10 @@ from voxanon.evaluation.evaluator import Column
 from voxanon.evaluation.results import RESULT_KINDS, PrivacyResult, from_dict, to_dict
 from voxanon.evaluation.scenarios import OO, SCENARIOS
 
-SCHEMA_VERSION = 4
-#: older versions this one still reads (4 added ``conditions``, absent from a version 3 file)
-READABLE_VERSIONS = (3, SCHEMA_VERSION)
+SCHEMA_VERSION = 5
+#: older versions this one still reads (4 added ``conditions``, absent from a version 3 file; 5 added the settings'
+#: ``language`` and ``error_unit``, English words in older files)
+READABLE_VERSIONS = (3, 4, SCHEMA_VERSION)
 ORIGINAL = "original"
 
 
@@ -109,6 +110,14 @@ class RunInfo:
     pretrained_encoder: str
     semi_informed_attacker: str
     primary: Primary
+    #: the corpus's language and the unit the ASR's errors are counted in (``word``: WER, ``char``: CER)
+    language: str = "en"
+    error_unit: str = "word"
+
+    @property
+    def error_rate(self) -> str:
+        """``WER`` or ``CER``: the name of the ASR's error rate."""
+        return "CER" if self.error_unit == "char" else "WER"
 
 
 @dataclass(frozen=True)

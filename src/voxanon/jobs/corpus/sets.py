@@ -114,6 +114,7 @@ class UttJob:
     pitch_range: float = 1.0
     volume: float = 1.0
     emo: str = ""
+    language: str = "en"  # the language the text is read in
 
     @property
     def relpath(self) -> str:
@@ -133,6 +134,7 @@ class Plan:
     trial_utts: dict[str, list[str]] = field(default_factory=dict)    # set -> utts
     enrolled: dict[str, list[str]] = field(default_factory=dict)      # set -> speakers
     topics: dict[str, str] = field(default_factory=dict)              # speaker -> topic (topic corpora only)
+    language: str = "en"                                              # the language every sentence is read in
 
 
 def speaker_needs(spec: SizeSpec) -> dict[str, int]:
@@ -182,22 +184,24 @@ def _sentences_for(sentences: list[Sentence], spec: SizeSpec, seed: int, set_nam
     return sorted(pool, key=lambda s: unit(seed, "sentence", set_name, spk, s.transcript))[:k]
 
 
-def _job(seed: int, spk: Speaker, set_name: str, utt: str, sentence: Sentence, emo: str = "") -> UttJob:
+def _job(seed: int, spk: Speaker, set_name: str, utt: str, sentence: Sentence, emo: str = "",
+         language: str = "en") -> UttJob:
     rate, pitch, prange, volume = EMOTIONS[emo] if emo else (1.0, 1.0, 1.0, 1.0)
     jitter = 1.0 + RATE_JITTER * (unit(seed, "rate", utt) - 0.5)
     return UttJob(utt=utt, spk=spk.spk, set=set_name, engine=spk.base.engine, voice=spk.base.voice,
                   text=sentence.text, transcript=sentence.transcript, warp=spk.warp,
                   rate=round(rate * jitter * spk.rate / spk.warp, 6), pitch=round(pitch * spk.pitch, 6),
-                  pitch_range=prange, volume=volume, emo=emo)
+                  pitch_range=prange, volume=volume, emo=emo, language=language)
 
 
 def plan_corpus(speakers: dict[str, list[Speaker]], sentences: list[Sentence], spec: SizeSpec,
-                seed: int, topics: dict[str, list[Sentence]] | None = None) -> Plan:
+                seed: int, topics: dict[str, list[Sentence]] | None = None, language: str = "en") -> Plan:
     """Plan every utterance of the synthetic corpus from its speakers per set (no audio is made here).
 
-    With ``topics`` (topic -> sentences), dev, test and train speakers read from their topic only.
+    With ``topics`` (topic -> sentences), dev, test and train speakers read from their topic only. Every
+    sentence is read in ``language`` (the sentences' own).
     """
-    plan = Plan(spec=spec, seed=seed, speakers=speakers)
+    plan = Plan(spec=spec, seed=seed, speakers=speakers, language=language)
     if topics:
         plan.topics = assign_topics(speakers, sorted(topics), seed)
 
@@ -216,15 +220,16 @@ def plan_corpus(speakers: dict[str, list[Speaker]], sentences: list[Sentence], s
             chosen = _sentences_for(pool(spk), spec, seed, set_name, spk.spk, n_enroll + spec.n_trial,
                                     plan.topics.get(spk.spk, ""))
             for i, sentence in enumerate(chosen):
-                job = _job(seed, spk, set_name, f"{spk.spk}-{set_name}-{i:03d}", sentence)
+                job = _job(seed, spk, set_name, f"{spk.spk}-{set_name}-{i:03d}", sentence, language=language)
                 plan.jobs.append(job)
                 (plan.enroll_utts if i < n_enroll else plan.trial_utts)[set_name].append(job.utt)
     for spk in plan.speakers["train"]:
         chosen = _sentences_for(pool(spk), spec, seed, "train", spk.spk, spec.train_utts, plan.topics.get(spk.spk, ""))
-        plan.jobs += [_job(seed, spk, "train", f"{spk.spk}-train-{i:03d}", s) for i, s in enumerate(chosen)]
+        plan.jobs += [_job(seed, spk, "train", f"{spk.spk}-train-{i:03d}", s, language=language)
+                      for i, s in enumerate(chosen)]
     for spk in plan.speakers["emo"]:
         chosen = _sentences_for(sentences, spec, seed, "emo", spk.spk, spec.emo_sentences)
-        plan.jobs += [_job(seed, spk, "emo", f"{spk.spk}-emo-{emo}-{i:02d}", s, emo)
+        plan.jobs += [_job(seed, spk, "emo", f"{spk.spk}-emo-{emo}-{i:02d}", s, emo, language)
                       for emo in EMOTIONS for i, s in enumerate(chosen)]
     return plan
 

@@ -87,9 +87,11 @@ def _figures(out: Path, results: BenchmarkResults, rows: list[SummaryRow]) -> li
     names = [r.system for r in rows]
     eer = [r["eer"] if r["eer"] is not None else math.nan for r in rows]
     wer = [r["wer"] if r["wer"] is not None else math.nan for r in rows]
-    figs.append((figures.tradeoff_scatter(figdir / "eer_vs_wer", names, eer, wer, utility_label="WER %",
+    rate = results.settings.error_rate
+    figs.append((figures.tradeoff_scatter(figdir / "eer_vs_wer", names, eer, wer, utility_label=f"{rate} %",
                                           higher_utility_better=False, front=pareto.get("privacy_vs_wer") or []),
-                 "Privacy (strongest attacker's EER) against content (WER), with the VPC privacy-category bands."))
+                 f"Privacy (strongest attacker's EER) against content ({rate}), with the VPC privacy-category "
+                 "bands."))
     if rank.uar_used:
         uar = [r["uar"] for r in rows]
         figs.append((figures.tradeoff_scatter(figdir / "eer_vs_uar", names, eer, uar, utility_label="UAR %",
@@ -106,12 +108,14 @@ def _figures(out: Path, results: BenchmarkResults, rows: list[SummaryRow]) -> li
         if curves:
             figs.append((figures.det_curves(figdir / f"det_{scenario}", curves, f"DET, {name_}"),
                          f"DET curves of the {name_} attacker per system and gender."))
-    gender_rows = [r for r in rows if r["eer_f"] is not None]
+    # a corpus may hold one gender only (a language without packs of the other): its bars alone
+    genders = [(g, name) for g, name in (("eer_f", "female"), ("eer_m", "male")) if any(r[g] is not None for r in rows)]
+    gender_rows = [r for r in rows if any(r[g] is not None for g, _ in genders)]
     if gender_rows:
         figs.append((figures.grouped_bars(
             figdir / "gender_eer",
             [r.system + (f"\nmFDR {r['mfdr']:.0f} %" if r["mfdr"] is not None else "") for r in gender_rows],
-            {"female": [r["eer_f"] for r in gender_rows], "male": [r["eer_m"] for r in gender_rows]},
+            {name: [math.nan if r[g] is None else r[g] for r in gender_rows] for g, name in genders},
             ylabel="EER %", title="Strongest attacker's EER per gender"),
             "Per-gender EER of each system's strongest attacker, with the mFDR fairness gap."))
     ser = {n: s.get("ser").per_class_recall for n, s in results.systems.items() if s.get("ser")}
@@ -187,7 +191,8 @@ def _privacy_table(prows: list[dict]) -> str:
 
 
 def _utility_table(results: BenchmarkResults) -> str:
-    header = ["system", "split", "recogniser", "WER % [95% CI]", "CER %", "utts scored", "missing text / failed",
+    rate = results.settings.error_rate
+    header = ["system", "split", "recogniser", f"{rate} % [95% CI]", "CER %", "utts scored", "missing text / failed",
               "UAR % (mean ± std over folds) [95 % CI]", "per-class recall %"]
     body = []
     for name, s in results.systems.items():
@@ -208,8 +213,10 @@ def _settings_section(results: BenchmarkResults) -> str:
     data = results.data
     desc = data.description or {}
     stats = desc.get("sets") or desc.get("statistics")
+    language = results.settings.language
     parts = [f"<p>Data: <code>{html.escape(data.root)}</code>; splits {', '.join(data.splits)}; "
-             f"{'synthetic offline corpus' if data.synthetic else 'user data'}.</p>",
+             f"{'synthetic offline corpus' if data.synthetic else 'user data'}; language {html.escape(language)}"
+             + (f" ({html.escape(desc['genders_note'])})" if desc.get("genders_note") else "") + ".</p>",
              "<p>Settings:</p><pre>" + html.escape(json.dumps(to_dict(results.settings), indent=1)) + "</pre>",
              "<p>Profile:</p><pre>" + html.escape(json.dumps(results.profile, indent=1)) + "</pre>",
              "<p>Versions:</p><pre>" + html.escape(json.dumps(results.versions, indent=1)) + "</pre>",
@@ -280,15 +287,19 @@ def write_outputs(out: Path, results: BenchmarkResults, listen=None, summary: Su
                   "<code>voxanon benchmark --data DIR</code> on prepared LibriSpeech/IEMOCAP for that.")
     fronts = "".join(f"<li>{k.replace('_', ' ')}: {', '.join(map(html.escape, v))}</li>"
                      for k, v in (results.ranking.pareto or {}).items())
-    primary = results.settings.primary
+    primary, rate, language = results.settings.primary, results.settings.error_rate, results.settings.language
+    in_language = "" if language == "en" else (
+        f"<p>The corpus is in {html.escape(language)}: utility is the {rate} of "
+        f"{html.escape(results.settings.asr)} after the {html.escape(results.settings.wer_normalization)} "
+        "normalisation.</p>")
     sections = [
-        ("Results", f"<p>Privacy is the EER of the strongest attacker ({primary.split} split): the lowest mean "
+        ("Results", in_language + f"<p>Privacy is the EER of the strongest attacker ({primary.split} split): the lowest mean "
                     "EER over every attacker that ran (ignorant, lazy-informed and each semi-informed rung); "
                     "the category comes from it. EER VPC semi = "
                     f"{SCENARIOS[primary.scenario].title} attacker (anonymized enrollment and trials, ECAPA "
                     "retrained on anonymized training data), shown for comparison with the VPC. "
-                    "Categories as in VPC 2024 (EER ≥ 10/20/30/40 %); ranks by WER and UAR inside each "
-                    "category; score = mean of min–max normalised EER, WER (inverted) and UAR. RTF = wall time "
+                    f"Categories as in VPC 2024 (EER ≥ 10/20/30/40 %); ranks by {rate} and UAR inside each "
+                    f"category; score = mean of min–max normalised EER, {rate} (inverted) and UAR. RTF = wall time "
                     "of the anonymization run divided by the audio duration, with all worker processes.</p>"
                     + _headline_table(summary, results.ranking) + _content_shifts(rows)
                     + f"<p>Pareto fronts:</p><ul>{fronts}</ul>"),

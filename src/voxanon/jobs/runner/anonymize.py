@@ -190,6 +190,8 @@ def _metadata(data: DataDir | None, tasks: list[Task], output_path: Path, record
         outs = {task.utt: task.out for task in done}
         out.text = {utt: _redacted(text, outs[utt]) for utt, text in out.text.items()}
         texts = data_dir_texts(out) if done else {}
+        if not tasks:  # an empty set (a gender a corpus has no speakers of) gives an empty set
+            texts["wav.scp"] = ""
         files.update({output_path / name: texts.get(name) for name in FILES})
     files[output_path / FAILURES_FILE] = tsv("utterance\tsource\treason",
                                              ((r.task.utt, r.task.source, r.error or "") for r in failures))

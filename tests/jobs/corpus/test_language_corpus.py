@@ -1,0 +1,135 @@
+"""Kokoro corpora in other languages: speakers from the language's packs, its sentences, a missing gender."""
+
+import json
+
+import pytest
+
+from tests.jobs.corpus.test_kokoro_speakers import PACKS, installed
+from voxanon.data import layout
+from voxanon.data.debian_clips import find_clips, prompt_clips, prompt_sentences
+from voxanon.data.kaldi import read_data_dir
+from voxanon.jobs.corpus.build import build_corpus
+from voxanon.jobs.corpus.kokoro_speakers import assign_speakers, split_packs
+from voxanon.jobs.corpus.sets import (
+    KOKORO_SIZES,
+    CorpusPlanError,
+    data_dirs,
+    plan_corpus,
+    speaker_needs,
+)
+from voxanon.jobs.corpus.voices import WARPS
+from voxanon.metrics.text import normalize_basic
+
+prompts = pytest.mark.skipif(not prompt_clips(language="es"), reason="asterisk-core-sounds-es-wav not installed")
+
+
+def _by_set(speakers):
+    return {name: [s.spk for s in spks] for name, spks in speakers.items()}
+
+
+@pytest.mark.parametrize("language, own", [("es", {"f": ["ef_dora"], "m": ["em_alex", "em_santa"]}),
+                                           ("fr", {"f": ["ff_siwis"], "m": []}),
+                                           ("it", {"f": ["if_sara"], "m": ["im_nicola"]})])
+def test_a_languages_packs_are_its_evaluation_voices_and_every_other_voice_trains(language, own):
+    same_voice = {"es": {"pf_dora", "pm_alex", "pm_santa", "am_santa"}}.get(language, set())
+    for gender in ("f", "m"):
+        evaluation, training = split_packs(PACKS, gender, 0, language)
+        assert evaluation == own[gender]
+        # the Portuguese (and English) packs of the Spanish voices are the same voices: neither side has them
+        assert set(training) == {p for p in PACKS if p[1] == gender} - set(evaluation) - same_voice
+
+
+def test_spanish_speakers_are_disjoint_warped_same_gender_and_keep_train_apart():
+    need = speaker_needs(KOKORO_SIZES["small"])
+    speakers = assign_speakers(PACKS, need, 0, "es")
+    ids = [s.spk for spks in speakers.values() for s in spks]
+    assert len(ids) == len(set(ids))                                      # no speaker in two sets
+    dev_test = speakers["dev"] + speakers["test"]
+    for gender, per_split in (("f", 2), ("m", 6)):                       # 1 pack x 4 warps; (2 + 1 mixture) x 4
+        for split in ("dev", "test"):
+            assert sum(s.gender == gender for s in speakers[split]) == per_split
+    for s in dev_test:
+        assert s.warp in WARPS[s.gender] and s.spk.endswith(f"-w{round(s.warp * 100):03d}")
+        assert all(p[0] == "e" and p[1] == s.gender for p in s.parents)   # Spanish packs of its own gender
+    assert {s.spk for s in dev_test if len(s.parents) == 2} <= {f"m-em_alex-em_santa-w{w}" for w in
+                                                                ("090", "095", "100", "105")}  # one mix a pair
+    train_parents = {p for name in ("train", "emo") for s in speakers[name] for p in s.parents}
+    assert not train_parents & {p for s in dev_test for p in s.parents}
+    assert all(s.warp == 1.0 for name in ("train", "emo") for s in speakers[name])
+    assert len(speakers["train"]) == 2 * need["train"]
+
+
+def test_french_has_no_male_dev_or_test_speakers_and_a_language_without_packs_is_refused():
+    speakers = assign_speakers(PACKS, speaker_needs(KOKORO_SIZES["small"]), 0, "fr")
+    assert {s.gender for s in speakers["dev"] + speakers["test"]} == {"f"}
+    assert {s.gender for s in speakers["train"]} == {"f", "m"}            # the attacker still trains on both
+    with pytest.raises(CorpusPlanError, match="'fr' voice packs \\(none installed\\)"):
+        assign_speakers([p for p in PACKS if p[0] != "f"], speaker_needs(KOKORO_SIZES["small"]), 0, "fr")
+    with pytest.raises(CorpusPlanError, match="choose one of en, es, fr, it"):
+        assign_speakers(PACKS, speaker_needs(KOKORO_SIZES["small"]), 0, "de")
+
+
+def test_english_speakers_are_not_warped():
+    speakers = assign_speakers(PACKS, speaker_needs(KOKORO_SIZES["small"]), 0)
+    assert all(s.warp == 1.0 and "-w" not in s.spk for spks in speakers.values() for s in spks)
+
+
+@prompts
+def test_prompt_sentences_are_each_text_once_with_their_licence():
+    sentences, info = prompt_sentences("es")
+    keys = [normalize_basic(s.text) for s in sentences]
+    assert len(keys) == len(set(keys)) and info["prompts"] - info["duplicates_dropped"] == len(sentences)
+    assert info["duplicates_dropped"] > 0 and info["licence"] == "CC-BY-SA-3.0"
+    assert all(s.text == s.transcript and not any(c.isdigit() for c in s.text) for s in sentences)
+    assert any(s.words < 5 for s in sentences)  # every length: the corpus size chooses
+
+
+@prompts
+def test_a_french_plan_reads_french_and_has_empty_male_trial_sets(tmp_path):
+    spec = KOKORO_SIZES["tiny"]
+    sentences, _ = prompt_sentences("fr")
+    plan = plan_corpus(assign_speakers(PACKS, speaker_needs(spec), 0, "fr"), sentences, spec, 0, language="fr")
+    assert {j.language for j in plan.jobs} == {"fr"}
+    dirs = data_dirs(plan, str(tmp_path), {j.utt: 1.0 for j in plan.jobs})
+    for split in layout.SPLITS:
+        assert dirs[layout.trials(split, "f")].trials and not dirs[layout.trials(split, "m")].utts
+
+
+def test_a_language_needs_the_kokoro_engine_and_no_topics(tmp_path):
+    with pytest.raises(CorpusPlanError, match="needs the kokoro engine"):
+        build_corpus(tmp_path / "a", engine="formant", language="es")
+    with pytest.raises(CorpusPlanError, match="topic sentences are English"):
+        build_corpus(tmp_path / "b", engine="kokoro", language="es", topics=True)
+    with pytest.raises(CorpusPlanError, match="no corpus in 'de'"):
+        build_corpus(tmp_path / "c", engine="kokoro", language="de")
+    assert not any(tmp_path.iterdir())
+
+
+@installed
+@prompts
+@pytest.mark.slow
+@pytest.mark.parametrize("language, genders, real", [("es", ["f", "m"], "asterisk-allison-es"), ("fr", ["f"], None)])
+def test_tiny_corpus_records_its_language_and_trials_of_the_genders_it_has(tmp_path, language, genders, real):
+    desc = build_corpus(tmp_path, size="tiny", engine="kokoro", language=language, jobs=2, quiet=True,
+                        emotion="styles", real=real is not None)
+    saved = json.loads((tmp_path / "corpus.json").read_text())
+    assert saved == json.loads(json.dumps(desc))
+    assert (saved["language"], saved["error_unit"], saved["genders"]) == (language, "word", genders)
+    assert ("no male speakers" in saved["genders_note"]) == (genders == ["f"])
+    assert saved["sentence_source"]["licence"] == "CC-BY-SA-3.0" and f"core-sounds-{language}" in saved["sentences"]
+    assert json.loads((tmp_path / ".voxanon-synth-settings.json").read_text())["language"] == language
+    found = layout.find_layout(tmp_path)
+    assert found.splits == ["dev", "test"]                               # an empty gender's sets keep splits whole
+    for gender, path in zip(("f", "m"), found.trials["test"]):
+        trials = read_data_dir(path)
+        assert len(set(trials.utt2spk.values())) == (2 if gender in genders else 0)
+        assert {t.target for t in trials.trials} == ({True, False} if gender in genders else set())
+    texts = set(read_data_dir(tmp_path / "data" / "train").text.values())
+    assert texts <= {s.text for s in prompt_sentences(language)[0]}
+    if real:  # its real prompts beside the English clips (speakers enough for the real-voice check)
+        speakers = set(read_data_dir(tmp_path / "data" / "real").utt2spk.values())
+        assert real in speakers and {c.speaker for c in find_clips()} <= speakers
+    other = "it" if language == "es" else "es"
+    with pytest.raises(CorpusPlanError, match="other settings"):         # a corpus in one language is not another
+        build_corpus(tmp_path, size="tiny", engine="kokoro", language=other, jobs=1, quiet=True, emotion="styles",
+                     real=False)
