@@ -87,12 +87,13 @@ def test_other_seed_or_corpus_is_refused(tmp_path, leaderboard):
 
 def test_real_speech_columns(tmp_path, leaderboard):
     real = tmp_path / "real.json"
-    real.write_text(json.dumps({"rows": {"original": {"wer_whisper-tiny": 3.25, "wer_pocketsphinx": 20.0},
-                                         "a": {"wer_whisper-tiny": 7.0, "wer_pocketsphinx": 40.5}}}))
+    real.write_text(json.dumps({"rows": {"original": {"wer_whisper-tiny": 3.25, "wer16k_pocketsphinx": 20.0},
+                                         "a": {"wer_whisper-tiny": 7.0, "wer_pocketsphinx": 60.0,
+                                               "wer16k_pocketsphinx": 40.5}}}))
     board = leaderboard.merge([_write(tmp_path, "run", benchmark_results())])
     head, rows = _table(leaderboard.render(board, leaderboard.load_real_speech(real)))
     col = {h: i for i, h in enumerate(head)}
-    assert rows["a"][col["real speech WER % pocketsphinx"]] == "40.5"
+    assert rows["a"][col["real speech WER % pocketsphinx (16 kHz part)"]] == "40.5"
     assert rows["original"][col["real speech WER % whisper-tiny"]] == "3.2"
     assert rows["b"][col["real speech WER % whisper-tiny"]] == "–"
     with pytest.raises(DataError, match="bench_real_speech"):
