@@ -41,6 +41,9 @@ CORPUS_FILE, SYNTH_DATA = "corpus.json", "data"
 SYNTH_TRAIN, SYNTH_EMO = "train", "emo"
 #: a synthetic corpus's real recordings (``data/real`` with a ``REAL`` marker)
 REAL = "real"
+#: a language corpus's real read sentences in its language (``data/real_speech``): anonymized by every system
+#: and recognised, the real-speech check of its WER / CER
+REAL_SPEECH = "real_speech"
 #: the benchmark's short names of the attacker training and emotion sets
 TRAIN, EMO = "train", "emo"
 
@@ -78,6 +81,8 @@ class Layout:
     description: dict = field(default_factory=dict)
     #: real recordings of voices outside every other set (a synthetic corpus's ``data/real``), never anonymized
     real: Path | None = None
+    #: real read sentences in the corpus's language (a language corpus's ``data/real_speech``)
+    real_speech: Path | None = None
 
     @property
     def splits(self) -> list[str]:
@@ -95,6 +100,8 @@ class Layout:
             out[TRAIN] = self.train
         if self.emo:
             out[EMO] = self.emo
+        if self.real_speech:
+            out[REAL_SPEECH] = self.real_speech
         return out
 
 
@@ -129,4 +136,5 @@ def find_layout(root: str | Path) -> Layout:
             f"data/test_enrolls, data/test_trials_f, data/test_trials_m) or VPC data directories "
             f"(libri_test_enrolls, libri_test_trials_f, libri_test_trials_m)")
     real = _existing(data / REAL) if (data / REAL / "REAL").is_file() else None
-    return Layout(root, enrolls, trials, train, emo, synthetic, description, real)
+    real_speech = _existing(data / REAL_SPEECH) if (data / REAL_SPEECH / "REAL").is_file() else None
+    return Layout(root, enrolls, trials, train, emo, synthetic, description, real, real_speech)

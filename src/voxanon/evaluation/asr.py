@@ -258,6 +258,32 @@ class AsrEvaluator(Evaluator):
         return ev.to_result().summary()
 
 
+class RealSpeechAsrEvaluator(AsrEvaluator):
+    """The run's recogniser on the system's anonymization of real read speech (a language corpus's
+    ``real_speech`` set: recorded prompts no model here was trained on), slot ``real`` of the ``wer`` results:
+    the real-speech check beside the synthetic trials' WER / CER."""
+
+    #: the slot of its results among the ``wer`` results (beside the splits)
+    SLOT = "real-speech"
+
+    @classmethod
+    def plan(cls, run: RunSettings) -> list[Evaluator]:
+        return [cls(AsrSettings(cls.SLOT, run.asr, run.wer_normalization, run.n_boot, run.asr_unit))]
+
+    def applies(self, data: SystemData) -> bool:
+        return layout.REAL_SPEECH in data.sets
+
+    def inputs(self, data: SystemData) -> dict[str, Path]:
+        return {"real": data.sets[layout.REAL_SPEECH]}
+
+    @classmethod
+    def columns(cls, results) -> list[Column]:
+        """``wer_real``: the WER (CER) on the real-speech check, in runs that have one."""
+        rate = results.settings.error_rate
+        return [Column("wer_real", lambda record, results: (w := record.get(cls.kind, cls.SLOT)) and w.wer,
+                       header=f"real speech {rate} %", cli=f"real {rate} %", omit_missing=True)]
+
+
 class CheckAsrEvaluator(AsrEvaluator):
     """The WER of each second recogniser of the run (:attr:`RunSettings.check_asrs`), by backend and split.
 

@@ -193,6 +193,7 @@ EVALUATORS: dict[str, str] = {
     "ladder": "voxanon.evaluation.ladder:LadderEvaluator",
     "wer": "voxanon.evaluation.asr:AsrEvaluator",
     "wer_check": "voxanon.evaluation.asr:CheckAsrEvaluator",
+    "wer_real": "voxanon.evaluation.asr:RealSpeechAsrEvaluator",
     "ser": "voxanon.evaluation.ser:SerEvaluator",
     "quality": "voxanon.evaluation.quality:QualityEvaluator",
 }

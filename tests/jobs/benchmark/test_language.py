@@ -130,3 +130,41 @@ def test_the_cli_language_sets_the_corpus_and_is_refused_beside_data(tmp_path, m
     assert profiles[0].corpus_language == "it" and profiles[0].name == "multilingual"
     with pytest.raises(ConfigError, match="with --data the corpus's own language"):
         cli_benchmark.run(argparse.Namespace(**args, data=str(tmp_path), language="fr"))
+
+
+def test_a_language_corpus_checks_its_words_on_real_speech(tmp_path):
+    from voxanon.data import layout
+    from voxanon.evaluation.asr import RealSpeechAsrEvaluator
+    from voxanon.jobs.corpus.build import REAL_SPEECH_PROMPTS, real_speech
+
+    real = DataDir(utt2spk={f"p{i}": "asterisk-allison-es" for i in range(40)} | {"d1": "alsa", "q": "asterisk-june"},
+                   text={f"p{i}": "una frase de " + "cinco palabras " * (i % 2) for i in range(40)}
+                   | {"d1": "uno dos tres cuatro cinco", "q": "une phrase de cinq mots"})
+    real.wav_scp = {u: f"{u}.wav" for u in real.utt2spk}
+    chosen = real_speech(real, "es", seed=0)
+    # the language's prompts of at least five words only (the even ones are three words), at most 30 of them
+    assert set(chosen.utt2spk.values()) == {"asterisk-allison-es"} and len(chosen.wav_scp) == 20 < REAL_SPEECH_PROMPTS
+    assert all(int(u[1:]) % 2 for u in chosen.wav_scp) and real_speech(real, "es", seed=0).wav_scp == chosen.wav_scp
+    assert not real_speech(real, "en", seed=0).wav_scp  # English: bench_real_speech.py measures it
+    root = _corpus(tmp_path / "corpus", "es")
+    write_data_dir(chosen, root / "data" / layout.REAL_SPEECH)
+    assert layout.find_layout(root).real_speech is None  # a data directory without the REAL marker is not one
+    (root / "data" / layout.REAL_SPEECH / "REAL").write_text("real\n")
+    found = layout.find_layout(root)
+    assert found.sets(["test"])[layout.REAL_SPEECH] == found.real_speech == root.resolve() / "data/real_speech"
+
+    (ev,) = RealSpeechAsrEvaluator.plan(_run("word"))
+    sets = {f"test_trials_{g}": tmp_path for g in ("f", "m")}
+    assert not ev.applies(SystemData("a", True, sets, sets))
+    with_real = SystemData("a", True, {**sets, layout.REAL_SPEECH: tmp_path / "rs"}, sets)
+    assert ev.applies(with_real) and ev.inputs(with_real) == {"real": tmp_path / "rs"}
+    assert ev.name == "wer real-speech"
+
+    results = benchmark_results()
+    assert not [c for c in RealSpeechAsrEvaluator.columns(results)
+                if any(c.value(r, results) is not None for r in results.systems.values())]
+    rec = results.systems["a"]
+    rec = dataclasses.replace(rec, results={**rec.results, ("wer", "real-speech"): wer_result(12.5)})
+    results = dataclasses.replace(results, systems={**results.systems, "a": rec})
+    (column,) = RealSpeechAsrEvaluator.columns(results)
+    assert (column.name, column.header, column.value(rec, results)) == ("wer_real", "real speech WER %", 12.5)

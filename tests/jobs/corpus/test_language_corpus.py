@@ -129,6 +129,10 @@ def test_tiny_corpus_records_its_language_and_trials_of_the_genders_it_has(tmp_p
     if real:  # its real prompts beside the English clips (speakers enough for the real-voice check)
         speakers = set(read_data_dir(tmp_path / "data" / "real").utt2spk.values())
         assert real in speakers and {c.speaker for c in find_clips()} <= speakers
+        speech = read_data_dir(found.real_speech)  # and its real-speech check: that language's prompts only
+        assert set(speech.utt2spk.values()) == {real} and 0 < len(speech.wav_scp) <= 30
+    else:
+        assert found.real_speech is None
     other = "it" if language == "es" else "es"
     with pytest.raises(CorpusPlanError, match="other settings"):         # a corpus in one language is not another
         build_corpus(tmp_path, size="tiny", engine="kokoro", language=other, jobs=1, quiet=True, emotion="styles",

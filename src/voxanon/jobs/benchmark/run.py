@@ -41,7 +41,14 @@ from typing import Any, Callable
 from voxanon import __version__
 from voxanon.anonymizers.registry import available, build
 from voxanon.atomic import write_text
-from voxanon.data.layout import CORPUS_FILE, EMO, Layout, find_layout, trials
+from voxanon.data.layout import (
+    CORPUS_FILE,
+    EMO,
+    REAL_SPEECH,
+    Layout,
+    find_layout,
+    trials,
+)
 from voxanon.errors import ConfigError
 from voxanon.evaluation.evaluator import (
     EVALUATORS,
@@ -370,7 +377,8 @@ class Benchmark:
         )
 
         evs = [e for e in evaluators if e.kind in CONDITION_KINDS]
-        sources = {k: Path(v) for k, v in original.items() if k != EMO}  # no SER under a condition
+        # no SER and no real-speech check under a condition
+        sources = {k: Path(v) for k, v in original.items() if k not in (EMO, REAL_SPEECH)}
         runs = []
         for cond in parse_conditions(self.profile.conditions):
             def degrade(source: str, sets: dict[str, Path]) -> tuple[dict[str, Path], int]:

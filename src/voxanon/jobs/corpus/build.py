@@ -10,6 +10,7 @@ Layout under the output root::
     wav/<set>/<spk>/<utt>.wav        16 kHz 16-bit mono
     data/{dev,test}_enrolls, {dev,test}_trials_{f,m}, train, emo   (each with a SYNTHETIC marker)
     data/real                        real recorded clips from Debian packages (REAL marker)
+    data/real_speech                 a language corpus's real-speech check: recorded prompts in its language
     corpus.json                      description, statistics, voices, engine versions, attributions
 
 A Kokoro corpus in another language (``language``: ``es``, ``fr``, ``it``) has
@@ -18,7 +19,8 @@ their mixtures and warps, its train and emo speakers the other packs reading
 the language (:mod:`.kokoro_speakers`), its sentences Asterisk's prompt texts
 in that language (:func:`voxanon.data.debian_clips.prompt_sentences`) and its
 ``data/real`` the English clips with Asterisk's recorded prompts of that
-language added. A gender without
+language added, and ``data/real_speech`` up to 30 of those prompts, the
+benchmark's real-speech check of the words. A gender without
 enough packs has empty dev and test sets (``corpus.json``'s ``genders`` says
 which genders the trials hold). ``corpus.json`` records the language, the
 sentence source with its licence and the unit errors are counted in; an
@@ -42,6 +44,7 @@ from pathlib import Path
 
 from voxanon.data import layout
 from voxanon.data.debian_clips import (
+    PROMPT_SPEAKERS,
     build_real_subset,
     find_clips,
     prompt_clips,
@@ -58,6 +61,7 @@ from voxanon.data.sentences import (
 from voxanon.jobs.corpus import kokoro_speakers
 from voxanon.jobs.corpus.emofilm_set import REAL_EMOTION_MARKER, build_emofilm_set
 from voxanon.jobs.corpus.render import render
+from voxanon.jobs.corpus.seeding import unit
 from voxanon.jobs.corpus.sets import (
     EMOTIONS,
     N_FOLDS,
@@ -191,6 +195,24 @@ def _language_description(plan: Plan, dirs: dict[str, DataDir], sentences: dict)
                             f"{kokoro_speakers.MIN_SPLIT_SPEAKERS} dev and test speakers each, so its "
                             f"trial sets are empty" if missing else "")),
     }
+
+
+#: recorded prompts of a language corpus's real-speech check (``data/real_speech``), and their least length
+REAL_SPEECH_PROMPTS, REAL_SPEECH_MIN_WORDS = 30, 5
+
+
+def real_speech(real: DataDir, language: str, seed: int) -> DataDir:
+    """The real-speech check of a corpus in ``language`` (none for English: its real-speech numbers come from
+    ``benchmarks/bench_real_speech.py``): up to :data:`REAL_SPEECH_PROMPTS` of the language's recorded Asterisk
+    prompts in ``real`` of at least :data:`REAL_SPEECH_MIN_WORDS` words, chosen by a hash of ``seed`` and the
+    utterance."""
+    if language == "en" or language not in PROMPT_SPEAKERS:
+        return DataDir()
+    speaker = PROMPT_SPEAKERS[language][0]
+    utts = [u for u, s in real.utt2spk.items()
+            if s == speaker and len(real.text.get(u, "").split()) >= REAL_SPEECH_MIN_WORDS]
+    chosen = sorted(utts, key=lambda u: unit(seed, "real_speech", u))[:REAL_SPEECH_PROMPTS]
+    return real.subset(sorted(chosen))
 
 
 def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine: str,
@@ -350,6 +372,10 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
         if real_data.wav_scp:
             write_data_dir(real_data, root / layout.SYNTH_DATA / "real")
             (root / "data/real/REAL").write_text(REAL_MARKER, encoding="utf-8")
+        speech = real_speech(real_data, language, seed)
+        if speech.wav_scp:
+            write_data_dir(speech, root / layout.SYNTH_DATA / layout.REAL_SPEECH)
+            (root / layout.SYNTH_DATA / layout.REAL_SPEECH / "REAL").write_text(REAL_MARKER, encoding="utf-8")
     for name, data in dirs.items():
         write_data_dir(data, root / layout.SYNTH_DATA / name)
         if not data.utts:  # a gender a language corpus has no speakers of: an empty set, so the split is whole
