@@ -109,6 +109,11 @@ def _existing(path: Path) -> Path | None:
     return path if (path / "wav.scp").is_file() else None
 
 
+def _real(path: Path) -> Path | None:
+    """A data directory of real recordings: it exists and carries the corpus builder's ``REAL`` marker."""
+    return _existing(path) if (path / "REAL").is_file() else None
+
+
 def find_layout(root: str | Path) -> Layout:
     """Recognise the layout under ``root``; raise DataError saying what is missing."""
     root = Path(root).resolve()
@@ -135,6 +140,5 @@ def find_layout(root: str | Path) -> Layout:
             f"{root}: no enrollment/trial sets found: expected a `voxanon data synth` corpus ({CORPUS_FILE}, "
             f"data/test_enrolls, data/test_trials_f, data/test_trials_m) or VPC data directories "
             f"(libri_test_enrolls, libri_test_trials_f, libri_test_trials_m)")
-    real = _existing(data / REAL) if (data / REAL / "REAL").is_file() else None
-    real_speech = _existing(data / REAL_SPEECH) if (data / REAL_SPEECH / "REAL").is_file() else None
-    return Layout(root, enrolls, trials, train, emo, synthetic, description, real, real_speech)
+    return Layout(root, enrolls, trials, train, emo, synthetic, description, _real(data / REAL),
+                  _real(data / REAL_SPEECH))

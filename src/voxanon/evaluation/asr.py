@@ -260,7 +260,7 @@ class AsrEvaluator(Evaluator):
 
 class RealSpeechAsrEvaluator(AsrEvaluator):
     """The run's recogniser on the system's anonymization of real read speech (a language corpus's
-    ``real_speech`` set: recorded prompts no model here was trained on), slot ``real`` of the ``wer`` results:
+    ``real_speech`` set: recorded prompts no model here was trained on), slot ``real-speech`` of the ``wer`` results:
     the real-speech check beside the synthetic trials' WER / CER."""
 
     #: the slot of its results among the ``wer`` results (beside the splits)
