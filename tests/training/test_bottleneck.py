@@ -134,9 +134,11 @@ def test_train_bottleneck_learns_resumes_exactly_and_feeds_asrbn(tmp_path, capsy
     log = train_log(straight)
     assert [r["epoch"] for r in log] == [1, 2, 3, 4, 5, 6]
     assert log[-1]["ctc"] < 0.7 * log[0]["ctc"]                        # it learns to recognise from its codes
-    assert all(1 <= r["perplexity"] <= 8 and 0 <= r["reseeded"] <= 8 for r in log)
+    # two warm-up epochs without codes (never selected), then the codes
+    assert all("warmup_cer" in r and "val_cer" not in r and r["reseeded"] == 0 for r in log[:2])
+    assert all(1 <= r["perplexity"] <= 8 and 0 <= r["reseeded"] <= 8 and "warmup_cer" not in r for r in log[2:])
     summary = json.loads((straight / "model.json").read_text())
-    best = min(log, key=lambda r: r["val_cer"])
+    best = min(log[2:], key=lambda r: r["val_cer"])
     assert summary["best_val_cer"] == best["val_cer"] and summary["data"]["train_utterances"] == 3
     assert torch.load(straight / "model.pt")["meta"]["epoch"] == best["epoch"]     # the selected epoch is written
     # an interrupted run (3 epochs, then on to 6) ends with the same weights

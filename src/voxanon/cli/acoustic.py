@@ -74,13 +74,15 @@ def run_bottleneck(args: argparse.Namespace) -> int:
     from voxanon.training.bottleneck import BottleneckSettings, train_bottleneck
 
     settings = BottleneckSettings(epochs=None if args.minutes is not None else args.epochs, minutes=args.minutes, seed=args.seed,
-                                  batch_size=args.batch_size, lr=args.lr, decay_epochs=args.decay_epochs,
+                                  batch_size=args.batch_size, lr=args.lr, warmup_epochs=args.warmup_epochs,
+                                  decay_epochs=args.decay_epochs,
                                   n_perturb=args.perturbed, max_valid=args.max_valid)
     summary = train_bottleneck(args.data_dirs, args.out, content=args.content, valid_dir=args.valid,
                                cfg=BottleneckConfig(0, dim=args.dim, codebook_size=args.codebook),
                                settings=settings, device=args.device, threads=args.threads, cache_dir=args.cache,
                                command=shlex.join(["voxanon", *sys.argv[1:]]), quiet=args.quiet)
-    best = min(summary["history"], key=lambda r: r["val_cer"]) if summary["history"] else {}
+    scored = [r for r in summary["history"] if "val_cer" in r]
+    best = min(scored, key=lambda r: r["val_cer"]) if scored else {}
     print(f"{args.out}/model.pt: epoch {best.get('epoch')} of {summary['epochs_run']}, valid CER "
           f"{best.get('val_cer')} % / WER {best.get('val_wer')} % from the codes alone, perplexity "
           f"{best.get('perplexity')} of {args.codebook}; {len(summary['data']['left_out'])} utterance(s) left out")
@@ -138,8 +140,9 @@ def register(commands) -> None:
     _add_conv_args(p)
     p.add_argument("--codebook", type=int, default=48, help="codewords of the content quantiser (default 48, "
                                                             "the VPC 2024 B5/B6 models' vq_48)")
-    p.add_argument("--bottleneck", help="take the quantiser (projection and codebook) from this model.pt of "
-                                        "'voxanon train bottleneck' instead of k-means; --content must be its encoder")
+    p.add_argument("--bottleneck", help="take the quantiser (projection and codebook) from this bottleneck "
+                                        "('b5', 'b6': the shipped ones, or a model.pt of 'voxanon train "
+                                        "bottleneck') instead of k-means; --content must be its encoder")
     p.set_defaults(handler=run_asrbn)
 
     p = commands.train.add_parser("bottleneck", help="B5/B6 content codes: a vector-quantised bottleneck learnt "
@@ -160,8 +163,10 @@ def register(commands) -> None:
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     p.add_argument("--cache", help="feature cache folder (default $VOXANON_CACHE/acoustic; shared with asrbn)")
     p.add_argument("--perturbed", type=int, default=1, help="voice-perturbed copies per training utterance")
-    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--warmup-epochs", type=int, default=2, help="epochs without quantising first; the codebook then "
+                                                                 "starts as k-means through the trained projection")
     p.add_argument("--decay-epochs", type=int, default=30, help="the learning rate's cosine falls to a tenth over "
                                                                  "this many epochs, whatever the budget (default 30)")
     p.add_argument("--max-valid", type=int, default=48, help="held-out utterances without --valid (default 48)")

@@ -7,17 +7,21 @@ trained next with ``voxanon train asrbn --bottleneck`` extracts nothing again):
 content of ``n_perturb`` voice-perturbed copies of each utterance, normalised
 per utterance, at the vocoder's frame rate, with the utterance's transcript.
 
-The codebook starts as k-means of the frames through the initial projection;
-each epoch trains CTC + the VQ losses on shuffled batches at a cosine learning
+The first ``warmup_epochs`` train the projection and the head without
+quantising (a recogniser on the projected frames); then the codebook starts as
+k-means of the training frames through that projection, so its cells are
+already shaped for recognition, and every later epoch trains CTC + the VQ
+losses. Epochs draw shuffled batches and follow a cosine learning
 rate over ``decay_epochs`` (the epoch's RNG is seeded from ``(seed, epoch)``
 and the schedule does not depend on the budget, so a resumed or extended run
 equals a straight one) and
 re-seeds every codeword no frame chose at a random frame. After every epoch
 the clean content of held-out utterances (``valid_dir``, or one utterance of
-up to ``max_valid`` training speakers) is decoded greedily from its codes:
-the character error rate selects the epoch written to ``model.pt``; the log
-(``train_log.jsonl``) holds the losses, the validation CER and WER and the
-codes' perplexity.
+up to ``max_valid`` training speakers) is decoded greedily: from its codes
+after the warm-up, when the character error rate selects the epoch written to
+``model.pt`` (``val_cer``), unquantised during it (``warmup_cer``, never
+selected); the log (``train_log.jsonl``) holds the losses, these error rates
+and the codes' perplexity.
 """
 
 from __future__ import annotations
@@ -61,8 +65,9 @@ class BottleneckSettings:
     epochs: int | None = 30
     minutes: float | None = None
     seed: int = 0
-    batch_size: int = 16
+    batch_size: int = 8
     lr: float = 2e-3
+    warmup_epochs: int = 2
     #: the cosine learning rate falls from ``lr`` to 0.1 x ``lr`` over this many epochs and stays there, whatever
     #: the budget: a run that is resumed or extended follows the one schedule
     decay_epochs: int = 30
@@ -116,26 +121,30 @@ def read_todo(dirs: list[str]) -> tuple[list[tuple[str, str, str]], dict[str, st
 
 
 @torch.no_grad()
-def validate(net: BottleneckCtc, valid: Utterances, device: str) -> dict:
-    """Greedy CER and WER (%) of the held-out utterances decoded from their codes, and the codes' perplexity."""
+def validate(net: BottleneckCtc, valid: Utterances, device: str, quantise: bool = True) -> dict:
+    """Greedy CER and WER (%) of the held-out utterances decoded from their codes (``quantise``; with the codes'
+    perplexity) or from the unquantised projection (keys ``warmup_cer``, ``warmup_wer``)."""
     from voxanon.metrics.wer import wer
 
     net.eval()
     hyps, counts = [], torch.zeros(net.cfg.codebook_size)
     for content in valid.content:
-        log_probs, _, codes, _ = net(*pad([content], device))
+        log_probs, _, codes, _ = net(*pad([content], device), quantise=quantise)
         hyps.append(greedy_decode(log_probs[0].cpu()))
-        counts += torch.bincount(codes.flatten().cpu(), minlength=net.cfg.codebook_size)
+        if quantise:
+            counts += torch.bincount(codes.flatten().cpu(), minlength=net.cfg.codebook_size)
+    cer, wer_ = round(wer(valid.texts, hyps, unit="char").wer, 2), round(wer(valid.texts, hyps).wer, 2)
+    if not quantise:
+        return {"warmup_cer": cer, "warmup_wer": wer_}
     p = counts / counts.sum()
-    perplexity = float(torch.exp(-(p[p > 0] * p[p > 0].log()).sum()))
-    return {"val_cer": round(wer(valid.texts, hyps, unit="char").wer, 2), "val_wer": round(wer(valid.texts, hyps).wer, 2),
-            "perplexity": round(perplexity, 1)}
+    return {"val_cer": cer, "val_wer": wer_, "perplexity": round(float(torch.exp(-(p[p > 0] * p[p > 0].log()).sum())), 1)}
 
 
 @dataclass
 class BottleneckEpoch:
-    """One epoch: shuffled batches, CTC + ``vq_weight`` x VQ loss, Adam at a cosine learning rate, gradient
-    clipping at 5, then the unused codewords re-seeded at random frames of the epoch."""
+    """One epoch: shuffled batches, CTC (+ ``vq_weight`` x VQ loss after the warm-up), Adam at a cosine learning
+    rate, gradient clipping at 5, then the unused codewords re-seeded at random frames of the epoch. The first
+    epoch after the warm-up starts the codebook (:func:`initial_codebook`)."""
 
     net: BottleneckCtc
     opt: torch.optim.Optimizer
@@ -152,6 +161,10 @@ class BottleneckEpoch:
         lr = s.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(epoch - 1, s.decay_epochs) / s.decay_epochs)))
         for group in self.opt.param_groups:
             group["lr"] = lr
+        quantise = epoch > s.warmup_epochs
+        if epoch == s.warmup_epochs + 1:
+            with torch.no_grad():
+                net.codebook.copy_(torch.from_numpy(initial_codebook(net, self.train, s.seed)).to(device))
         net.train()
         ctc = nn.CTCLoss(blank=BLANK, zero_infinity=True)
         used = torch.zeros(net.cfg.codebook_size, dtype=torch.bool)
@@ -159,7 +172,7 @@ class BottleneckEpoch:
         for b in range(math.ceil(len(self.train) / s.batch_size)):
             idx = order[b * s.batch_size:(b + 1) * s.batch_size]
             batch, lengths = pad([self.train.content[i] for i in idx], device)
-            log_probs, out_len, codes, vq_loss = net(batch, lengths)
+            log_probs, out_len, codes, vq_loss = net(batch, lengths, quantise=quantise)
             target = [torch.tensor(self.train.targets[i]) for i in idx]
             ctc_loss = ctc(log_probs.transpose(0, 1), torch.cat(target).to(device), out_len,
                            torch.tensor([len(t) for t in target], device=device))
@@ -171,7 +184,7 @@ class BottleneckEpoch:
             used[codes[codes >= 0].unique().cpu()] = True
             totals["ctc"] += ctc_loss.item() * len(idx)
             totals["vq"] += vq_loss.item() * len(idx)
-        reseeded = self.reseed(~used, gen)
+        reseeded = self.reseed(~used, gen) if quantise else 0
         return {"ctc": round(totals["ctc"] / len(self.train), 4), "vq": round(totals["vq"] / len(self.train), 4),
                 "lr": round(lr, 6), "reseeded": reseeded}
 
@@ -190,13 +203,13 @@ class BottleneckEpoch:
 
 @torch.no_grad()
 def initial_codebook(net: BottleneckCtc, train: Utterances, seed: int) -> np.ndarray:
-    """k-means codewords of (at most :data:`KMEANS_FRAMES`) training frames through the initial projection."""
+    """k-means codewords of (at most :data:`KMEANS_FRAMES`) training frames through the current projection."""
     rng = np.random.default_rng([seed, net.cfg.codebook_size])
     frames = np.concatenate(train.content)
     if len(frames) > KMEANS_FRAMES:
         frames = frames[np.sort(rng.choice(len(frames), KMEANS_FRAMES, replace=False))]
-    z = net.project(torch.from_numpy(frames)).numpy()
-    return kmeans(z, net.cfg.codebook_size, rng)
+    weight, bias = net.project.weight.detach().cpu(), net.project.bias.detach().cpu()
+    return kmeans((torch.from_numpy(frames) @ weight.T + bias).numpy(), net.cfg.codebook_size, rng)
 
 
 def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whisper-tiny:3",
@@ -233,16 +246,14 @@ def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whi
                         "validation utterances left out)")
     cfg = dataclasses.replace(cfg or BottleneckConfig(extractor.encoder.dim), in_dim=extractor.encoder.dim)
     torch.manual_seed(settings.seed)
-    net = BottleneckCtc(cfg)
-    with torch.no_grad():
-        net.codebook.copy_(torch.from_numpy(initial_codebook(net, train, settings.seed)))
-    net.to(device)
+    net = BottleneckCtc(cfg).to(device)
     opt = torch.optim.Adam(net.parameters(), lr=settings.lr)
     identity = {"config": dataclasses.asdict(cfg), "settings": dataclasses.asdict(settings) | {"epochs": None,
                 "minutes": None}, "content": extractor.encoder.name, "train": len(train), "valid": len(valid)}
     trainer = Trainer(Budget(epochs=settings.epochs, minutes=settings.minutes), state={"model": net, "optimiser": opt},
                       checkpoint=out / "checkpoint.pt", identity=identity, log=out / "train_log.jsonl",
-                      columns=("epoch", "ctc", "vq", "lr", "reseeded", "val_cer", "val_wer", "perplexity", "seconds"),
+                      columns=("epoch", "ctc", "vq", "lr", "reseeded", "warmup_cer", "warmup_wer", "val_cer", "val_wer",
+                               "perplexity", "seconds"),
                       metric="val_cer")
     trainer.resume()
     if not quiet:
@@ -263,7 +274,7 @@ def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whi
 
     def train_epoch(epoch: int) -> dict:
         values = one_epoch(epoch)
-        scores[epoch] = validate(net, valid, device)
+        scores[epoch] = validate(net, valid, device, quantise=epoch > settings.warmup_epochs)
         return values | {k: v for k, v in scores[epoch].items() if k != "val_cer"}
 
     def save_best(epoch: int, score: float) -> None:
@@ -271,11 +282,13 @@ def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whi
 
     def report(record: dict) -> None:
         if not quiet:
-            print(f"epoch {record['epoch']} | CTC {record['ctc']:.3f} | VQ {record['vq']:.3f} | valid CER "
-                  f"{record['val_cer']:.1f} % WER {record['val_wer']:.1f} % | perplexity {record['perplexity']} | "
+            scored = (f"valid CER {record['val_cer']:.1f} % WER {record['val_wer']:.1f} % from the codes | perplexity "
+                      f"{record['perplexity']}") if "val_cer" in record else \
+                f"warm-up, unquantised: valid CER {record['warmup_cer']:.1f} % WER {record['warmup_wer']:.1f} %"
+            print(f"epoch {record['epoch']} | CTC {record['ctc']:.3f} | VQ {record['vq']:.3f} | {scored} | "
                   f"{record['seconds'] / 60:.1f} min", file=sys.stderr, flush=True)
 
-    history = trainer.run(train_epoch, validate=lambda epoch: scores[epoch]["val_cer"], on_best=save_best,
+    history = trainer.run(train_epoch, validate=lambda epoch: scores[epoch].get("val_cer"), on_best=save_best,
                           after_epoch=report)
     summary = meta | {"epochs_run": trainer.epoch, "stopped_by": trainer.stopped_by,
                       "train_seconds": round(trainer.seconds, 1), "best_val_cer": trainer.best, "history": history}

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -33,6 +34,15 @@ from voxanon.models.asr.ctc import VOCAB, CtcConfig, CtcNet
 from voxanon.models.checkpoint import load_checkpoint
 
 FORMAT = "voxanon-bottleneck/1"
+#: bottlenecks shipped beside the acoustic models they feed (``voxanon/resources/acoustic/<name>_bottleneck.pt``)
+SHIPPED = ("b5", "b6")
+
+
+def bottleneck_path(spec: str | os.PathLike) -> Path:
+    """The file of ``spec``: a shipped bottleneck's name (:data:`SHIPPED`) or a path."""
+    from voxanon.models.acoustic import RESOURCES
+
+    return RESOURCES / f"{spec}_bottleneck.pt" if spec in SHIPPED else Path(spec)
 
 
 @dataclass(frozen=True)
@@ -108,13 +118,15 @@ class Bottleneck:
 
 
 def model_file(net: BottleneckCtc, content: str, meta: dict) -> dict:
-    """The saved form of a trained bottleneck recogniser."""
+    """The saved form of a trained bottleneck recogniser (weights in fp16)."""
     return {"format": FORMAT, "vocab": list(VOCAB), "content": content, "config": dataclasses.asdict(net.cfg),
-            "state_dict": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}, "meta": meta}
+            "state_dict": {k: v.detach().cpu().half().clone() for k, v in net.state_dict().items()}, "meta": meta}
 
 
-def load_recogniser(path: str | os.PathLike) -> tuple[BottleneckCtc, str, dict]:
-    """The network of a model written by ``voxanon train bottleneck``, its content encoder spec and its meta."""
+def load_recogniser(spec: str | os.PathLike) -> tuple[BottleneckCtc, str, dict]:
+    """The network of a model written by ``voxanon train bottleneck`` (a shipped name or a path), its content
+    encoder spec and its meta."""
+    path = bottleneck_path(spec)
     ckpt = load_checkpoint(path, "bottleneck model", AsrError)
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         raise AsrError(f"{path}: not a voxanon bottleneck model (format {FORMAT!r} expected; "
@@ -126,8 +138,8 @@ def load_recogniser(path: str | os.PathLike) -> tuple[BottleneckCtc, str, dict]:
     return net.eval(), ckpt["content"], ckpt.get("meta", {})
 
 
-def load_bottleneck(path: str | os.PathLike) -> Bottleneck:
-    """The projection and codebook of a model written by ``voxanon train bottleneck``."""
-    net, content, meta = load_recogniser(path)
+def load_bottleneck(spec: str | os.PathLike) -> Bottleneck:
+    """The projection and codebook of a model written by ``voxanon train bottleneck`` (a shipped name or a path)."""
+    net, content, meta = load_recogniser(spec)
     return Bottleneck(content, net.project.weight.detach().numpy().copy(), net.project.bias.detach().numpy().copy(),
                       net.codebook.detach().numpy().copy(), meta)
