@@ -85,14 +85,15 @@ class Utterances:
     texts: list[str]
 
     @classmethod
-    def of(cls, items: list[UttFeatures], texts: dict[str, str], copy: int = 0) -> tuple[Utterances, list[str]]:
+    def of(cls, items: list[UttFeatures], texts: dict[str, str], subsample: int = 1,
+           copy: int = 0) -> tuple[Utterances, list[str]]:
         """From extracted features (content copy ``copy``) and transcripts by utterance id; also the ids left
-        out (no transcript, no symbol, or fewer frames than CTC needs)."""
+        out (no transcript, no symbol, or fewer output frames, one per ``subsample``, than CTC needs)."""
         out, left_out = cls([], [], []), []
         for it in items:
             ids = text_to_ids(texts.get(it.utt, ""))
             repeats = sum(a == b for a, b in zip(ids, ids[1:]))
-            if not ids or len(it.content[copy]) < len(ids) + repeats:
+            if not ids or (len(it.content[copy]) - 1) // subsample + 1 < len(ids) + repeats:
                 left_out.append(it.utt)
                 continue
             out.content.append(normalize_content(it.content[copy]))
@@ -238,13 +239,13 @@ def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whi
         train_todo, valid_todo = hold_out(todo, settings.max_valid)
     train_items, skipped, train_secs = extract(train_todo, extractor, settings.n_perturb, quiet=quiet)
     valid_items, valid_skipped, valid_secs = extract(valid_todo, extractor, 0, quiet=quiet)
-    train, train_out = Utterances.of(train_items, texts)
-    valid, valid_out = Utterances.of(valid_items, texts)
+    cfg = dataclasses.replace(cfg or BottleneckConfig(extractor.encoder.dim), in_dim=extractor.encoder.dim)
+    train, train_out = Utterances.of(train_items, texts, cfg.subsample)
+    valid, valid_out = Utterances.of(valid_items, texts, cfg.subsample)
     if not len(train) or not len(valid):
         raise DataError(f"no usable {'training' if not len(train) else 'validation'} utterance with a transcript "
                         f"({len(skipped) + len(train_out)} training, {len(valid_skipped) + len(valid_out)} "
                         "validation utterances left out)")
-    cfg = dataclasses.replace(cfg or BottleneckConfig(extractor.encoder.dim), in_dim=extractor.encoder.dim)
     torch.manual_seed(settings.seed)
     net = BottleneckCtc(cfg).to(device)
     opt = torch.optim.Adam(net.parameters(), lr=settings.lr)

@@ -47,17 +47,19 @@ def bottleneck_path(spec: str | os.PathLike) -> Path:
 
 @dataclass(frozen=True)
 class BottleneckConfig:
-    """Sizes: content dimension in, bottleneck dimension, codewords, and the CTC head's."""
+    """Sizes: content dimension in, bottleneck dimension, codewords, and the CTC head's (``subsample``: the head
+    reads every code but emits one symbol score per ``subsample`` frames, for a shorter, faster recurrence)."""
 
     in_dim: int
     dim: int = 64
     codebook_size: int = 48
     hidden: int = 256
     layers: int = 2
+    subsample: int = 2
     dropout: float = 0.2
 
     def head(self) -> CtcConfig:
-        return CtcConfig(self.dim, self.hidden, self.layers, 1, self.dropout)
+        return CtcConfig(self.dim, self.hidden, self.layers, self.subsample, self.dropout)
 
 
 class BottleneckCtc(nn.Module):
