@@ -12,14 +12,22 @@ import torch
 
 from tests.helpers.acoustic_data import train_log
 from tests.helpers.audio import LIBRIVOX
+from voxanon.audio.io import load_audio
 from voxanon.cli import main
 from voxanon.errors import ConfigError, DataError
+from voxanon.models.acoustic.features import normalize_content
 from voxanon.models.acoustic.inference import AcousticModel
 from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
 from voxanon.models.acoustic.vq import VectorQuantizer
 from voxanon.models.asr.base import AsrError
-from voxanon.models.asr.bottleneck import BottleneckConfig, BottleneckCtc, load_bottleneck
-from voxanon.models.asr.ctc import text_to_ids
+from voxanon.models.asr.bottleneck import (
+    BottleneckConfig,
+    BottleneckCtc,
+    load_bottleneck,
+    load_recogniser,
+    transcribe_codes,
+)
+from voxanon.models.asr.ctc import greedy_decode, pad, text_to_ids
 from voxanon.training.acoustic_features import UttFeatures
 from voxanon.training.bottleneck import Utterances, read_todo
 
@@ -162,3 +170,12 @@ def test_train_bottleneck_learns_resumes_exactly_and_feeds_asrbn(tmp_path, capsy
     assert net.cfg.codebook_size == 8 and net.cfg.bottleneck_dim == 6
     assert np.allclose(net.vq.proj_weight.numpy(), bn.weight, atol=2e-3)        # stored in fp16
     assert np.allclose(net.vq.codebook.numpy(), bn.codebook, atol=2e-3)
+
+    # what the codes alone say of real speech: the recogniser on the content as the decoder reads it
+    wavs = [load_audio(p)[0] for p in sorted(LIBRIVOX.glob("*.flac"))]
+    recogniser, _, _ = load_recogniser(straight / "model.pt")
+    decoder = AcousticModel.from_file(tmp_path / "decoder" / "model.pt")
+    by_hand = [greedy_decode(recogniser(*pad([normalize_content(decoder.features(w, 16000).content)]))[0][0])
+               for w in wavs]
+    assert transcribe_codes(straight / "model.pt", wavs, 16000) == by_hand
+

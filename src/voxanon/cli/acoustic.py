@@ -140,9 +140,9 @@ def register(commands) -> None:
     _add_conv_args(p)
     p.add_argument("--codebook", type=int, default=48, help="codewords of the content quantiser (default 48, "
                                                             "the VPC 2024 B5/B6 models' vq_48)")
-    p.add_argument("--bottleneck", help="take the quantiser (projection and codebook) from this bottleneck "
-                                        "('b5', 'b6': the shipped ones, or a model.pt of 'voxanon train "
-                                        "bottleneck') instead of k-means; --content must be its encoder")
+    p.add_argument("--bottleneck", help="take the quantiser (projection and codebook) from this model.pt of "
+                                        "'voxanon train bottleneck' instead of fitting k-means; --content must be "
+                                        "its encoder")
     p.set_defaults(handler=run_asrbn)
 
     p = commands.train.add_parser("bottleneck", help="B5/B6 content codes: a vector-quantised bottleneck learnt "

@@ -23,26 +23,16 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
 from voxanon.models.asr.base import AsrError
-from voxanon.models.asr.ctc import VOCAB, CtcConfig, CtcNet
+from voxanon.models.asr.ctc import VOCAB, CtcConfig, CtcNet, greedy_decode, pad
 from voxanon.models.checkpoint import load_checkpoint
 
 FORMAT = "voxanon-bottleneck/1"
-#: bottlenecks shipped beside the acoustic models they feed (``voxanon/resources/acoustic/<name>_bottleneck.pt``)
-SHIPPED = ("b5", "b6")
-
-
-def bottleneck_path(spec: str | os.PathLike) -> Path:
-    """The file of ``spec``: a shipped bottleneck's name (:data:`SHIPPED`) or a path."""
-    from voxanon.models.acoustic import RESOURCES
-
-    return RESOURCES / f"{spec}_bottleneck.pt" if spec in SHIPPED else Path(spec)
 
 
 @dataclass(frozen=True)
@@ -125,10 +115,8 @@ def model_file(net: BottleneckCtc, content: str, meta: dict) -> dict:
             "state_dict": {k: v.detach().cpu().half().clone() for k, v in net.state_dict().items()}, "meta": meta}
 
 
-def load_recogniser(spec: str | os.PathLike) -> tuple[BottleneckCtc, str, dict]:
-    """The network of a model written by ``voxanon train bottleneck`` (a shipped name or a path), its content
-    encoder spec and its meta."""
-    path = bottleneck_path(spec)
+def load_recogniser(path: str | os.PathLike) -> tuple[BottleneckCtc, str, dict]:
+    """The network of a model written by ``voxanon train bottleneck``, its content encoder spec and its meta."""
     ckpt = load_checkpoint(path, "bottleneck model", AsrError)
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         raise AsrError(f"{path}: not a voxanon bottleneck model (format {FORMAT!r} expected; "
@@ -140,8 +128,32 @@ def load_recogniser(spec: str | os.PathLike) -> tuple[BottleneckCtc, str, dict]:
     return net.eval(), ckpt["content"], ckpt.get("meta", {})
 
 
-def load_bottleneck(spec: str | os.PathLike) -> Bottleneck:
-    """The projection and codebook of a model written by ``voxanon train bottleneck`` (a shipped name or a path)."""
-    net, content, meta = load_recogniser(spec)
+def load_bottleneck(path: str | os.PathLike) -> Bottleneck:
+    """The projection and codebook of a model written by ``voxanon train bottleneck``."""
+    net, content, meta = load_recogniser(path)
     return Bottleneck(content, net.project.weight.detach().numpy().copy(), net.project.bias.detach().numpy().copy(),
                       net.codebook.detach().numpy().copy(), meta)
+
+
+@torch.inference_mode()
+def transcribe_codes(path: str | os.PathLike, wavs: list[np.ndarray], sr: int) -> list[str]:
+    """What the codes alone keep of the words: greedy transcripts of ``wavs`` decoded by the bottleneck's own
+    recogniser (a model of ``voxanon train bottleneck``) from their codes, the content taken as the acoustic models take it
+    (the encoder's frames at the HiFi-GAN's 22.05 kHz / 256 frame times, normalised per utterance)."""
+    from voxanon.audio.io import resample
+    from voxanon.models.acoustic.features import (
+        content_frames,
+        n_vocoder_frames,
+        normalize_content,
+    )
+    from voxanon.models.content import load_content_encoder
+
+    net, content, _ = load_recogniser(path)
+    encoder = load_content_encoder(content)
+    out = []
+    for wav in wavs:
+        n = n_vocoder_frames(len(wav), sr, 22050, 256)
+        frames = normalize_content(content_frames(resample(np.asarray(wav, np.float32), sr, 16000), 16000, encoder,
+                                                  n, 22050 / 256))
+        out.append(greedy_decode(net(*pad([frames]))[0][0]))
+    return out
