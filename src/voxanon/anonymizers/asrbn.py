@@ -1,9 +1,11 @@
 """VPC 2024 baselines B5 and B6 offline: vector-quantised ASR content + pitch + a one-hot target speaker.
 
 The source's content (a Whisper tiny.en layer, the ASR encoder) is quantised
-to a 48-word k-means codebook, its F3-VA relative pitch kept, and the acoustic
-model trained by ``voxanon train asrbn`` synthesises HiFi-GAN mels in the voice
-of one of its training speakers, drawn per utterance from the utterance's rng
+to 48 codes by a bottleneck learnt inside a CTC recogniser (``voxanon train
+bottleneck``, as the VPC's codes come from an ASR model's bottleneck), its F3-VA
+relative pitch kept, and the acoustic model trained on those codes by ``voxanon
+train asrbn`` synthesises HiFi-GAN mels in the voice of one of its training
+speakers, drawn per utterance from the utterance's rng
 (``target`` fixes one); the universal HiFi-GAN (not fine-tuned) vocodes them.
 ``b5`` and ``b6`` differ only in the model they load (see docs/baselines.md).
 """
@@ -21,7 +23,7 @@ from voxanon.ranges import Range
 
 
 class B5(Resynthesis):
-    """VPC 2024 B5 offline: k-means-VQ Whisper content + pitch -> one-hot training speaker -> HiFi-GAN."""
+    """VPC 2024 B5 offline: ASR-bottleneck codes of Whisper content + pitch -> one-hot training speaker -> HiFi-GAN."""
 
     name = "b5"
 

@@ -1,6 +1,7 @@
 """``voxanon train acoustic``, ``asrbn`` and ``f3va``: train or fine-tune a speaker-conditioned acoustic model
 (``asrbn``: as VPC 2024 B5/B6, vector-quantised content and a table of one-hot training speakers; ``f3va``: the
-F3-VA DiT conditional flow-matching backbone)."""
+F3-VA DiT conditional flow-matching backbone); ``voxanon train bottleneck``: the B5/B6 content codes, learnt
+inside a CTC recogniser."""
 
 from __future__ import annotations
 
@@ -64,7 +65,28 @@ def run_asrbn(args: argparse.Namespace) -> int:
     from voxanon.training.asrbn import train_asrbn
 
     return _report(args, train_asrbn(args.data_dirs, args.out, codebook_size=args.codebook,
-                                     **_common(args, _conv_config(args))))
+                                     bottleneck=args.bottleneck, **_common(args, _conv_config(args))))
+
+
+def run_bottleneck(args: argparse.Namespace) -> int:
+    from voxanon.errors import EXIT_PARTIAL
+    from voxanon.models.asr.bottleneck import BottleneckConfig
+    from voxanon.training.bottleneck import BottleneckSettings, train_bottleneck
+
+    settings = BottleneckSettings(epochs=None if args.minutes is not None else args.epochs, minutes=args.minutes, seed=args.seed,
+                                  batch_size=args.batch_size, lr=args.lr, warmup_epochs=args.warmup_epochs,
+                                  decay_epochs=args.decay_epochs,
+                                  n_perturb=args.perturbed, max_valid=args.max_valid)
+    summary = train_bottleneck(args.data_dirs, args.out, content=args.content, valid_dir=args.valid,
+                               cfg=BottleneckConfig(0, dim=args.dim, codebook_size=args.codebook),
+                               settings=settings, device=args.device, threads=args.threads, cache_dir=args.cache,
+                               command=shlex.join(["voxanon", *sys.argv[1:]]), quiet=args.quiet)
+    scored = [r for r in summary["history"] if "val_cer" in r]
+    best = min(scored, key=lambda r: r["val_cer"]) if scored else {}
+    print(f"{args.out}/model.pt: epoch {best.get('epoch')} of {summary['epochs_run']}, valid CER "
+          f"{best.get('val_cer')} % / WER {best.get('val_wer')} % from the codes alone, perplexity "
+          f"{best.get('perplexity')} of {args.codebook}; {len(summary['data']['left_out'])} utterance(s) left out")
+    return EXIT_PARTIAL if summary["data"]["left_out"] else 0
 
 
 def run_f3va(args: argparse.Namespace) -> int:
@@ -118,7 +140,38 @@ def register(commands) -> None:
     _add_conv_args(p)
     p.add_argument("--codebook", type=int, default=48, help="codewords of the content quantiser (default 48, "
                                                             "the VPC 2024 B5/B6 models' vq_48)")
+    p.add_argument("--bottleneck", help="take the quantiser (projection and codebook) from this model.pt of "
+                                        "'voxanon train bottleneck' instead of fitting k-means; --content must be "
+                                        "its encoder")
     p.set_defaults(handler=run_asrbn)
+
+    p = commands.train.add_parser("bottleneck", help="B5/B6 content codes: a vector-quantised bottleneck learnt "
+                                                     "inside a character CTC recogniser; reruns resume")
+    p.add_argument("data_dirs", nargs="+", help="training data directories (Kaldi: wav.scp, utt2spk, text)")
+    p.add_argument("--out", required=True, help="output folder: checkpoint.pt, train_log.jsonl, model.pt, model.json")
+    p.add_argument("--valid", help="validation data directory with transcripts (default: one held-out utterance "
+                                   "of each of up to --max-valid training speakers)")
+    budget = p.add_mutually_exclusive_group()
+    budget.add_argument("--epochs", type=int, default=30, help="epochs (default 30)")
+    budget.add_argument("--minutes", type=float, help="train for this many minutes instead")
+    p.add_argument("--content", default="whisper-tiny:3", help="content encoder spec (default whisper-tiny:3); "
+                                                               "the acoustic model must use the same")
+    p.add_argument("--codebook", type=int, default=48, help="codewords (default 48, as the VPC's B5/B6)")
+    p.add_argument("--dim", type=int, default=64, help="bottleneck dimensions (default 64)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    p.add_argument("--cache", help="feature cache folder (default $VOXANON_CACHE/acoustic; shared with asrbn)")
+    p.add_argument("--perturbed", type=int, default=1, help="voice-perturbed copies per training utterance")
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--warmup-epochs", type=int, default=2, help="epochs without quantising first; the codebook then "
+                                                                 "starts as k-means through the trained projection")
+    p.add_argument("--decay-epochs", type=int, default=30, help="the learning rate's cosine falls to a tenth over "
+                                                                 "this many epochs, whatever the budget (default 30)")
+    p.add_argument("--max-valid", type=int, default=48, help="held-out utterances without --valid (default 48)")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(handler=run_bottleneck)
 
     p = commands.train.add_parser("f3va", help="F3-VA backbone: DiT conditional flow matching on HiFi-GAN mels from "
                                                "VQ content + pitch + speaker embedding; reruns resume")

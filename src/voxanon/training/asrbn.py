@@ -2,9 +2,12 @@
 
 The network of ``voxanon train acoustic`` with two options switched on: the
 (per-utterance normalised) content frames are quantised to the nearest of
-``codebook_size`` codewords, fitted once by k-means on the training content and
-then fixed, and the speaker is an index into a learned table of the training
-speakers (rows initialised with each speaker's mean speaker embedding). One
+``codebook_size`` codewords and the speaker is an index into a learned table of the training
+speakers (rows initialised with each speaker's mean speaker embedding). The codewords
+are fitted once by k-means on the training content, or taken with their input
+projection from a bottleneck learnt inside a CTC recogniser (``bottleneck``, a
+model of ``voxanon train bottleneck``: the VPC's design); either way they stay
+fixed. One
 utterance of up to ``settings.max_valid`` speakers is held out for validation
 (clean content). ``--init`` copies every weight whose name and shape match.
 The loop, checkpoints, log and files are those of
@@ -21,6 +24,7 @@ import torch
 from voxanon.errors import ConfigError, DataError, RunError
 from voxanon.models.acoustic.inference import ModelSpecs
 from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
+from voxanon.models.asr.bottleneck import Bottleneck, load_bottleneck
 from voxanon.training.acoustic import (
     Batches,
     TrainSettings,
@@ -68,13 +72,26 @@ def copy_matching(net: AcousticNet, source: AcousticNet) -> list[str]:
     return sorted(set(own) - set(same))
 
 
-def train_asrbn(train_dirs: list[str], out_dir: str, *, codebook_size: int = 48,
+def matching_bottleneck(path: str, extractor: Extractor) -> Bottleneck:
+    """The model of ``voxanon train bottleneck`` at ``path``; ConfigError when it was trained on content of
+    another encoder than the extractor's."""
+    from voxanon.models.content import load_content_encoder
+
+    bn = load_bottleneck(path)
+    if load_content_encoder(bn.content).name != extractor.encoder.name:
+        raise ConfigError(f"--bottleneck {path} was trained on {bn.content} content; give --content {bn.content}")
+    return bn
+
+
+def train_asrbn(train_dirs: list[str], out_dir: str, *, codebook_size: int = 48, bottleneck: str | None = None,
                 cfg: AcousticConfig = AcousticConfig(), specs: ModelSpecs = ModelSpecs(),
                 settings: TrainSettings = TrainSettings(), device: str = "auto", init: str | None = None,
                 threads: int = 0, cache_dir: str | None = None, command: str = "", quiet: bool = False) -> dict:
     """Train (resuming from ``out_dir/checkpoint.pt`` when present) and write ``model.pt`` + ``model.json``.
 
     Returns the summary written to ``model.json`` (with ``speakers``, the table's speaker names in index order).
+    ``bottleneck`` (a model.pt of ``voxanon train bottleneck``) replaces the k-means codebook of
+    ``codebook_size`` rows by its projection and codebook.
     """
     from voxanon.training.acoustic_features import default_cache_dir
 
@@ -85,6 +102,7 @@ def train_asrbn(train_dirs: list[str], out_dir: str, *, codebook_size: int = 48,
         net, specs = resumed_net(run)
         cfg = net.cfg
     extractor = Extractor(specs, cache_dir or default_cache_dir(), settings.seed)
+    bn = matching_bottleneck(bottleneck, extractor) if bottleneck and run.resumed is None else None
     train_todo, valid_todo = hold_out(list_utterances(train_dirs), settings.max_valid)
     train_items, skipped, train_secs = extract(train_todo, extractor, settings.n_perturb, quiet=quiet)
     valid_items, valid_skipped, valid_secs = extract(valid_todo, extractor, 0, quiet=quiet)
@@ -100,12 +118,19 @@ def train_asrbn(train_dirs: list[str], out_dir: str, *, codebook_size: int = 48,
         cfg = dataclasses.replace(cfg, content_dim=extractor.encoder.dim, speaker_dim=extractor.speaker.dim,
                                   codebook_size=codebook_size, n_speakers=len(speakers))
         if source is not None:
-            cfg = dataclasses.replace(source.net.cfg, codebook_size=codebook_size, n_speakers=len(speakers))
+            cfg = dataclasses.replace(source.net.cfg, codebook_size=codebook_size, bottleneck_dim=0,
+                                      n_speakers=len(speakers))
+        if bn is not None:
+            cfg = dataclasses.replace(cfg, codebook_size=bn.size, bottleneck_dim=bn.dim)
         check_dims(cfg, extractor)
         net = AcousticNet(cfg)
         if source is not None:
             not_copied = copy_matching(net, source.net)
-        net.vq.set_codebook(fit_codebook(train_items, codebook_size, cfg.content_norm, settings.seed))
+        if bn is not None:
+            net.vq.set_codebook(bn.codebook)
+            net.vq.set_projection(bn.weight, bn.bias)
+        else:
+            net.vq.set_codebook(fit_codebook(train_items, codebook_size, cfg.content_norm, settings.seed))
         with torch.no_grad():
             net.speakers.weight.copy_(torch.from_numpy(speaker_rows(train_items, speakers)))
     index = {s: i for i, s in enumerate(speakers)}
@@ -118,6 +143,6 @@ def train_asrbn(train_dirs: list[str], out_dir: str, *, codebook_size: int = 48,
     data["valid"] = "one held-out utterance of each of the valid_utterances training speakers (clean content)"
     return finish(net, specs, run, {
         "config": dataclasses.asdict(cfg), "specs": dataclasses.asdict(specs), "settings": dataclasses.asdict(settings),
-        "command": command, "seed": settings.seed, "device": run.device, "init": init,
+        "command": command, "seed": settings.seed, "device": run.device, "init": init, "bottleneck": bottleneck,
         "init_not_copied": not_copied, "speakers": speakers, "data": data,
         "feature_seconds": round(train_secs + valid_secs, 1), **loop})

@@ -157,8 +157,9 @@ class Trainer:
     log : path, optional
         JSON-lines log, one record per epoch.
     columns : tuple of str, optional
-        The record's keys, in order (the trainer fills ``epoch``, ``seconds`` and the validation ``metric``);
-        default: ``epoch``, the epoch function's keys, then ``metric`` when validated.
+        The record's keys, in order (the trainer fills ``epoch``, ``seconds`` and the validation ``metric``; a
+        key an epoch did not produce is left out of its record); default: ``epoch``, the epoch function's keys,
+        then ``metric`` when validated.
     metric : str
         The validation score's key in the record.
     """
@@ -228,7 +229,7 @@ class Trainer:
         if score is not None:
             merged[self.metric] = score
         keys = self.columns or ("epoch", *values, *((self.metric,) if score is not None else ()))
-        return {k: merged[k] for k in keys}
+        return {k: merged[k] for k in keys if k in merged}
 
     def baseline(self, validate: Callable[[int], float], on_best: Callable[[int, float], None] | None = None,
                  **values) -> None:
@@ -243,7 +244,8 @@ class Trainer:
             after_epoch: Callable[[dict], None] | None = None) -> list[dict]:
         """Train epoch after epoch until the budget is spent; returns the history.
 
-        ``train_epoch(epoch)`` (1-based) returns the record's values; ``validate(epoch)`` its score;
+        ``train_epoch(epoch)`` (1-based) returns the record's values; ``validate(epoch)`` its score (None: this
+        epoch is not a candidate for the best);
         ``after_epoch(record)`` runs after the checkpoint (e.g. to print).
         """
         log = (TrainLog(self.log_path, self.epoch if self.resumed else None, key="epoch")

@@ -46,6 +46,9 @@ class AcousticConfig(NetConfig):
     content_norm : normalise content features per utterance (zero mean, unit variance per dimension over
         time) before the network; removes the utterance's constant (speaker/channel) offset
     codebook_size : > 0: quantise the (normalised) content to the nearest of this many codewords
+    bottleneck_dim : > 0 (with ``codebook_size``): the codewords live in a space of this many dimensions that the
+        content is projected to first (a bottleneck learnt inside a recogniser, ``voxanon train bottleneck``);
+        0: they are content frames (a k-means codebook)
     n_speakers : > 0: the speaker input is an index into a learned table of this many ``speaker_dim`` rows
     """
 
@@ -57,7 +60,12 @@ class AcousticConfig(NetConfig):
     dilations: tuple[int, ...] = (1, 2, 4, 8, 1, 2, 4, 8)
     content_norm: bool = True
     codebook_size: int = 0
+    bottleneck_dim: int = 0
     n_speakers: int = 0
+
+    def __post_init__(self) -> None:
+        if self.bottleneck_dim and not self.codebook_size:
+            raise ConfigError("bottleneck_dim needs a codebook (codebook_size > 0): it is the codewords' space")
 
 
 class FilmBlock(nn.Module):
@@ -94,9 +102,11 @@ class AcousticNet(nn.Module):
     def __init__(self, cfg: AcousticConfig) -> None:
         super().__init__()
         self.cfg = cfg
-        self.vq = VectorQuantizer(cfg.codebook_size, cfg.content_dim) if cfg.codebook_size else None
+        code_dim = cfg.bottleneck_dim or cfg.content_dim
+        self.vq = VectorQuantizer(cfg.codebook_size, code_dim, cfg.content_dim if cfg.bottleneck_dim else 0) \
+            if cfg.codebook_size else None
         self.speakers = nn.Embedding(cfg.n_speakers, cfg.speaker_dim) if cfg.n_speakers else None
-        self.content_in = nn.Linear(cfg.content_dim, cfg.channels)
+        self.content_in = nn.Linear(code_dim, cfg.channels)
         self.pitch_in = nn.Linear(2, cfg.channels)
         self.blocks = nn.ModuleList(FilmBlock(cfg.channels, cfg.kernel, d, cfg.speaker_dim) for d in cfg.dilations)
         self.norm = nn.LayerNorm(cfg.channels)

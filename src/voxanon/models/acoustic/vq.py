@@ -1,9 +1,11 @@
-"""Vector quantisation of content frames with a fixed k-means codebook (the VPC B5/B6 information bottleneck).
+"""Vector quantisation of content frames with a fixed codebook (the VPC B5/B6 information bottleneck).
 
-The content encoder is frozen, so nothing upstream of the quantiser is trained:
-the codebook is fitted once by k-means on training content frames and kept fixed
-(no straight-through estimator or commitment loss is needed; the decoder learns
-to read the codes).
+The content encoder is frozen, so nothing upstream of the quantiser is trained
+with the decoder: the codebook is either fitted once by k-means on training
+content frames, or taken with its input projection from a bottleneck learnt
+inside a recogniser (:mod:`voxanon.models.asr.bottleneck`: frames are projected
+by a fixed affine map, then quantised in that space). Either way it stays fixed
+and the decoder learns to read the codes.
 """
 
 from __future__ import annotations
@@ -42,11 +44,18 @@ def kmeans(frames: np.ndarray, k: int, rng: np.random.Generator, iters: int = 25
 
 
 class VectorQuantizer(nn.Module):
-    """Nearest-codeword quantisation of ``(B, T, D)`` frames with a fixed ``(size, D)`` codebook (a buffer)."""
+    """Nearest-codeword quantisation of ``(B, T, D)`` frames with a fixed ``(size, D)`` codebook (a buffer).
 
-    def __init__(self, size: int, dim: int) -> None:
+    With ``in_dim`` > 0 the frames have ``in_dim`` dimensions and are first mapped to ``dim`` by a fixed affine
+    projection (buffers ``proj_weight`` ``(dim, in_dim)`` and ``proj_bias``, see :meth:`set_projection`).
+    """
+
+    def __init__(self, size: int, dim: int, in_dim: int = 0) -> None:
         super().__init__()
         self.register_buffer("codebook", torch.zeros(size, dim))
+        if in_dim:
+            self.register_buffer("proj_weight", torch.zeros(dim, in_dim))
+            self.register_buffer("proj_bias", torch.zeros(dim))
 
     def set_codebook(self, centroids: np.ndarray) -> None:
         """Install ``centroids`` ``(size, D)`` (e.g. from :func:`kmeans`)."""
@@ -55,9 +64,21 @@ class VectorQuantizer(nn.Module):
             raise ValueError(f"codebook of shape {tuple(c.shape)}; the quantiser takes {tuple(self.codebook.shape)}")
         self.codebook.copy_(c)
 
+    def set_projection(self, weight: np.ndarray, bias: np.ndarray) -> None:
+        """Install the input projection ``(dim, in_dim)`` weight and ``(dim,)`` bias."""
+        if not hasattr(self, "proj_weight"):
+            raise ValueError("this quantiser takes its frames as they are (in_dim = 0): it has no projection")
+        for buf, value in ((self.proj_weight, weight), (self.proj_bias, bias)):
+            v = torch.as_tensor(np.asarray(value, dtype=np.float32))
+            if v.shape != buf.shape:
+                raise ValueError(f"projection of shape {tuple(v.shape)}; the quantiser takes {tuple(buf.shape)}")
+            buf.copy_(v)
+
     def codes(self, x: torch.Tensor) -> torch.Tensor:
         """``(B, T)`` int64 index of the nearest codeword of every frame."""
         book = self.codebook.to(x.dtype)
+        if hasattr(self, "proj_weight"):
+            x = x @ self.proj_weight.to(x.dtype).T + self.proj_bias.to(x.dtype)
         # |x - c|^2 = |x|^2 - 2 x.c + |c|^2; |x|^2 does not change the argmin
         return (book.square().sum(1) - 2 * x @ book.T).argmin(-1)
 

@@ -1,0 +1,297 @@
+"""``voxanon train bottleneck``: the content codes of VPC 2024 B5/B6, learnt inside a CTC recogniser.
+
+The network is :class:`~voxanon.models.asr.bottleneck.BottleneckCtc`. Its
+inputs are the acoustic model's own training features
+(:mod:`voxanon.training.acoustic_features`, the same cache, so the decoder
+trained next with ``voxanon train asrbn --bottleneck`` extracts nothing again):
+content of ``n_perturb`` voice-perturbed copies of each utterance, normalised
+per utterance, at the vocoder's frame rate, with the utterance's transcript.
+
+The first ``warmup_epochs`` train the projection and the head without
+quantising (a recogniser on the projected frames); then the codebook starts as
+k-means of the training frames through that projection, so its cells are
+already shaped for recognition, and every later epoch trains CTC + the VQ
+losses. Epochs draw shuffled batches and follow a cosine learning
+rate over ``decay_epochs`` (the epoch's RNG is seeded from ``(seed, epoch)``
+and the schedule does not depend on the budget, so a resumed or extended run
+equals a straight one) and
+re-seeds every codeword no frame chose at a random frame. After every epoch
+the clean content of held-out utterances (``valid_dir``, or one utterance of
+up to ``max_valid`` training speakers) is decoded greedily: from its codes
+after the warm-up, when the character error rate selects the epoch written to
+``model.pt`` (``val_cer``), unquantised during it (``warmup_cer``, never
+selected); the log (``train_log.jsonl``) holds the losses, these error rates
+and the codes' perplexity.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from voxanon.atomic import write_text
+from voxanon.data.kaldi import read_data_dir
+from voxanon.errors import DataError
+from voxanon.models.acoustic.features import normalize_content
+from voxanon.models.acoustic.inference import ModelSpecs
+from voxanon.models.acoustic.vq import kmeans
+from voxanon.models.asr.bottleneck import BottleneckConfig, BottleneckCtc, model_file
+from voxanon.models.asr.ctc import BLANK, greedy_decode, pad, text_to_ids
+from voxanon.models.checkpoint import save_atomic
+from voxanon.training.acoustic_features import (
+    Extractor,
+    UttFeatures,
+    default_cache_dir,
+    extract,
+)
+from voxanon.training.trainer import Budget, Trainer, resolve_device
+
+#: frames drawn for the initial k-means codebook
+KMEANS_FRAMES = 20000
+
+
+@dataclass(frozen=True)
+class BottleneckSettings:
+    """Optimisation settings (the network's sizes are a :class:`BottleneckConfig`)."""
+
+    epochs: int | None = 30
+    minutes: float | None = None
+    seed: int = 0
+    batch_size: int = 8
+    lr: float = 2e-3
+    warmup_epochs: int = 2
+    #: the cosine learning rate falls from ``lr`` to 0.1 x ``lr`` over this many epochs and stays there, whatever
+    #: the budget: a run that is resumed or extended follows the one schedule
+    decay_epochs: int = 30
+    vq_weight: float = 1.0
+    n_perturb: int = 1
+    max_valid: int = 48
+
+
+@dataclass
+class Utterances:
+    """Network-ready content (``(T, D)`` float32) and symbol targets of the utterances CTC can learn from."""
+
+    content: list[np.ndarray]
+    targets: list[list[int]]
+    texts: list[str]
+
+    @classmethod
+    def of(cls, items: list[UttFeatures], texts: dict[str, str], subsample: int = 1,
+           copy: int = 0) -> tuple[Utterances, list[str]]:
+        """From extracted features (content copy ``copy``) and transcripts by utterance id; also the ids left
+        out (no transcript, no symbol, or fewer output frames, one per ``subsample``, than CTC needs)."""
+        out, left_out = cls([], [], []), []
+        for it in items:
+            ids = text_to_ids(texts.get(it.utt, ""))
+            repeats = sum(a == b for a, b in zip(ids, ids[1:]))
+            if not ids or (len(it.content[copy]) - 1) // subsample + 1 < len(ids) + repeats:
+                left_out.append(it.utt)
+                continue
+            out.content.append(normalize_content(it.content[copy]))
+            out.targets.append(ids)
+            out.texts.append(texts[it.utt])
+        return out, left_out
+
+    def __len__(self) -> int:
+        return len(self.content)
+
+
+def read_todo(dirs: list[str]) -> tuple[list[tuple[str, str, str]], dict[str, str]]:
+    """``(utt, speaker, entry)`` rows of the directories' utterances and their transcripts (DataError when a
+    directory has no ``text`` or an utterance id repeats across directories)."""
+    todo, texts = [], {}
+    for d in dirs:
+        data = read_data_dir(d)
+        if not data.text:
+            raise DataError(f"{d}: no transcripts (a 'text' file): the bottleneck is trained to recognise them")
+        for utt, entry in data.wav_scp.items():
+            if utt in texts:
+                raise DataError(f"utterance id {utt!r} is in more than one data directory ({d})")
+            todo.append((utt, f"{Path(d).resolve()}:{data.utt2spk[utt]}", entry))
+            texts[utt] = data.text.get(utt, "")
+    return todo, texts
+
+
+@torch.no_grad()
+def validate(net: BottleneckCtc, valid: Utterances, device: str, quantise: bool = True) -> dict:
+    """Greedy CER and WER (%) of the held-out utterances decoded from their codes (``quantise``; with the codes'
+    perplexity) or from the unquantised projection (keys ``warmup_cer``, ``warmup_wer``)."""
+    from voxanon.metrics.wer import wer
+
+    net.eval()
+    hyps, counts = [], torch.zeros(net.cfg.codebook_size)
+    for content in valid.content:
+        log_probs, _, codes, _ = net(*pad([content], device), quantise=quantise)
+        hyps.append(greedy_decode(log_probs[0].cpu()))
+        if quantise:
+            counts += torch.bincount(codes.flatten().cpu(), minlength=net.cfg.codebook_size)
+    cer, wer_ = round(wer(valid.texts, hyps, unit="char").wer, 2), round(wer(valid.texts, hyps).wer, 2)
+    if not quantise:
+        return {"warmup_cer": cer, "warmup_wer": wer_}
+    p = counts / counts.sum()
+    return {"val_cer": cer, "val_wer": wer_, "perplexity": round(float(torch.exp(-(p[p > 0] * p[p > 0].log()).sum())), 1)}
+
+
+@dataclass
+class BottleneckEpoch:
+    """One epoch: shuffled batches, CTC (+ ``vq_weight`` x VQ loss after the warm-up), Adam at a cosine learning
+    rate, gradient clipping at 5, then the unused codewords re-seeded at random frames of the epoch. The first
+    epoch after the warm-up starts the codebook (:func:`initial_codebook`)."""
+
+    net: BottleneckCtc
+    opt: torch.optim.Optimizer
+    train: Utterances
+    settings: BottleneckSettings
+    device: str
+
+    def __call__(self, epoch: int) -> dict:
+        s, net, device = self.settings, self.net, self.device
+        seed = s.seed * 100_003 + epoch - 1
+        torch.manual_seed(seed)
+        gen = torch.Generator().manual_seed(seed)
+        order = torch.randperm(len(self.train), generator=gen).tolist()
+        lr = s.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(epoch - 1, s.decay_epochs) / s.decay_epochs)))
+        for group in self.opt.param_groups:
+            group["lr"] = lr
+        quantise = epoch > s.warmup_epochs
+        if epoch == s.warmup_epochs + 1:
+            with torch.no_grad():
+                net.codebook.copy_(torch.from_numpy(initial_codebook(net, self.train, s.seed)).to(device))
+        net.train()
+        ctc = nn.CTCLoss(blank=BLANK, zero_infinity=True)
+        used = torch.zeros(net.cfg.codebook_size, dtype=torch.bool)
+        totals = {"ctc": 0.0, "vq": 0.0}
+        for b in range(math.ceil(len(self.train) / s.batch_size)):
+            idx = order[b * s.batch_size:(b + 1) * s.batch_size]
+            batch, lengths = pad([self.train.content[i] for i in idx], device)
+            log_probs, out_len, codes, vq_loss = net(batch, lengths, quantise=quantise)
+            target = [torch.tensor(self.train.targets[i]) for i in idx]
+            ctc_loss = ctc(log_probs.transpose(0, 1), torch.cat(target).to(device), out_len,
+                           torch.tensor([len(t) for t in target], device=device))
+            loss = ctc_loss + s.vq_weight * vq_loss
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
+            self.opt.step()
+            used[codes[codes >= 0].unique().cpu()] = True
+            totals["ctc"] += ctc_loss.item() * len(idx)
+            totals["vq"] += vq_loss.item() * len(idx)
+        reseeded = self.reseed(~used, gen) if quantise else 0
+        return {"ctc": round(totals["ctc"] / len(self.train), 4), "vq": round(totals["vq"] / len(self.train), 4),
+                "lr": round(lr, 6), "reseeded": reseeded}
+
+    @torch.no_grad()
+    def reseed(self, unused: torch.Tensor, gen: torch.Generator) -> int:
+        """Move each unused codeword onto the projection of a random training frame; how many moved."""
+        n = int(unused.sum())
+        if n:
+            utts = torch.randint(len(self.train), (n,), generator=gen).tolist()
+            frames = [self.train.content[u][int(torch.randint(len(self.train.content[u]), (1,), generator=gen))]
+                      for u in utts]
+            z = self.net.project(torch.from_numpy(np.stack(frames)).to(self.device))
+            self.net.codebook[unused.to(self.device)] = z
+        return n
+
+
+@torch.no_grad()
+def initial_codebook(net: BottleneckCtc, train: Utterances, seed: int) -> np.ndarray:
+    """k-means codewords of (at most :data:`KMEANS_FRAMES`) training frames through the current projection."""
+    rng = np.random.default_rng([seed, net.cfg.codebook_size])
+    frames = np.concatenate(train.content)
+    if len(frames) > KMEANS_FRAMES:
+        frames = frames[np.sort(rng.choice(len(frames), KMEANS_FRAMES, replace=False))]
+    weight, bias = net.project.weight.detach().cpu(), net.project.bias.detach().cpu()
+    return kmeans((torch.from_numpy(frames) @ weight.T + bias).numpy(), net.cfg.codebook_size, rng)
+
+
+def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whisper-tiny:3",
+                     valid_dir: str | None = None, cfg: BottleneckConfig | None = None,
+                     settings: BottleneckSettings = BottleneckSettings(), device: str = "auto", threads: int = 0,
+                     cache_dir: str | None = None, command: str = "", quiet: bool = False) -> dict:
+    """Train (resuming from ``out_dir/checkpoint.pt`` when present); write ``model.pt`` (the best epoch by
+    validation CER) and ``model.json``; return the summary.
+
+    ``cfg`` gives the sizes (its ``in_dim`` is taken from the content encoder); ``valid_dir`` the held-out
+    utterances (default: one of each of up to ``settings.max_valid`` training speakers).
+    """
+    from voxanon.training.asrbn import hold_out
+
+    device = resolve_device(device)
+    if threads > 0:
+        torch.set_num_threads(threads)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    extractor = Extractor(ModelSpecs(content=content), cache_dir or default_cache_dir(), settings.seed)
+    todo, texts = read_todo(train_dirs)
+    if valid_dir:
+        train_todo, (valid_todo, valid_texts) = todo, read_todo([valid_dir])
+        texts = {**texts, **valid_texts}
+    else:
+        train_todo, valid_todo = hold_out(todo, settings.max_valid)
+    train_items, skipped, train_secs = extract(train_todo, extractor, settings.n_perturb, quiet=quiet)
+    valid_items, valid_skipped, valid_secs = extract(valid_todo, extractor, 0, quiet=quiet)
+    cfg = dataclasses.replace(cfg or BottleneckConfig(extractor.encoder.dim), in_dim=extractor.encoder.dim)
+    train, train_out = Utterances.of(train_items, texts, cfg.subsample)
+    valid, valid_out = Utterances.of(valid_items, texts, cfg.subsample)
+    if not len(train) or not len(valid):
+        raise DataError(f"no usable {'training' if not len(train) else 'validation'} utterance with a transcript "
+                        f"({len(skipped) + len(train_out)} training, {len(valid_skipped) + len(valid_out)} "
+                        "validation utterances left out)")
+    torch.manual_seed(settings.seed)
+    net = BottleneckCtc(cfg).to(device)
+    opt = torch.optim.Adam(net.parameters(), lr=settings.lr)
+    identity = {"config": dataclasses.asdict(cfg), "settings": dataclasses.asdict(settings) | {"epochs": None,
+                "minutes": None}, "content": extractor.encoder.name, "train": len(train), "valid": len(valid)}
+    trainer = Trainer(Budget(epochs=settings.epochs, minutes=settings.minutes), state={"model": net, "optimiser": opt},
+                      checkpoint=out / "checkpoint.pt", identity=identity, log=out / "train_log.jsonl",
+                      columns=("epoch", "ctc", "vq", "lr", "reseeded", "warmup_cer", "warmup_wer", "val_cer", "val_wer",
+                               "perplexity", "seconds"),
+                      metric="val_cer")
+    trainer.resume()
+    if not quiet:
+        n_params = sum(p.numel() for p in net.parameters())
+        print(f"bottleneck {cfg.codebook_size} x {cfg.dim} on {extractor.encoder.name}: {len(train)} training, "
+              f"{len(valid)} validation utterances, {n_params / 1e6:.2f} M parameters on {device}"
+              + (f", resuming after epoch {trainer.epoch}" if trainer.epoch else ""), file=sys.stderr)
+    meta = {"content": content, "command": command, "seed": settings.seed, "device": device,
+            "config": dataclasses.asdict(cfg), "settings": dataclasses.asdict(settings),
+            "data": {"train": [str(Path(d).resolve()) for d in train_dirs],
+                     "valid": str(Path(valid_dir).resolve()) if valid_dir else "held-out training utterances",
+                     "train_utterances": len(train), "valid_utterances": len(valid),
+                     "train_speakers": len({it.speaker for it in train_items}),
+                     "left_out": skipped + valid_skipped + [f"{u}: no transcript CTC can learn"
+                                                            for u in train_out + valid_out]},
+            "feature_seconds": round(train_secs + valid_secs, 1)}
+    one_epoch, scores = BottleneckEpoch(net, opt, train, settings, device), {}
+
+    def train_epoch(epoch: int) -> dict:
+        values = one_epoch(epoch)
+        scores[epoch] = validate(net, valid, device, quantise=epoch > settings.warmup_epochs)
+        return values | {k: v for k, v in scores[epoch].items() if k != "val_cer"}
+
+    def save_best(epoch: int, score: float) -> None:
+        save_atomic(model_file(net, content, meta | {"epoch": epoch, **scores[epoch]}), out / "model.pt")
+
+    def report(record: dict) -> None:
+        if not quiet:
+            scored = (f"valid CER {record['val_cer']:.1f} % WER {record['val_wer']:.1f} % from the codes | perplexity "
+                      f"{record['perplexity']}") if "val_cer" in record else \
+                f"warm-up, unquantised: valid CER {record['warmup_cer']:.1f} % WER {record['warmup_wer']:.1f} %"
+            print(f"epoch {record['epoch']} | CTC {record['ctc']:.3f} | VQ {record['vq']:.3f} | {scored} | "
+                  f"{record['seconds'] / 60:.1f} min", file=sys.stderr, flush=True)
+
+    history = trainer.run(train_epoch, validate=lambda epoch: scores[epoch].get("val_cer"), on_best=save_best,
+                          after_epoch=report)
+    summary = meta | {"epochs_run": trainer.epoch, "stopped_by": trainer.stopped_by,
+                      "train_seconds": round(trainer.seconds, 1), "best_val_cer": trainer.best, "history": history}
+    write_text(out / "model.json", json.dumps(summary, indent=1) + "\n")
+    return summary
