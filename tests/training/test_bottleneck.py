@@ -173,7 +173,7 @@ def test_train_bottleneck_learns_resumes_exactly_and_feeds_asrbn(tmp_path, capsy
 
     # what the codes alone say of real speech: the recogniser on the content as the decoder reads it
     wavs = [load_audio(p)[0] for p in sorted(LIBRIVOX.glob("*.flac"))]
-    recogniser, _, _ = load_recogniser(straight / "model.pt")
+    recogniser, _ = load_recogniser(straight / "model.pt")
     decoder = AcousticModel.from_file(tmp_path / "decoder" / "model.pt")
     by_hand = [greedy_decode(recogniser(*pad([normalize_content(decoder.features(w, 16000).content)]))[0][0])
                for w in wavs]

@@ -44,13 +44,14 @@ from voxanon.models.acoustic.features import normalize_content
 from voxanon.models.acoustic.inference import ModelSpecs
 from voxanon.models.acoustic.vq import kmeans
 from voxanon.models.asr.bottleneck import BottleneckConfig, BottleneckCtc, model_file
-from voxanon.models.asr.ctc import BLANK, greedy_decode, pad, text_to_ids
+from voxanon.models.asr.ctc import BLANK, frames_needed, greedy_decode, pad, text_to_ids
 from voxanon.models.checkpoint import save_atomic
 from voxanon.training.acoustic_features import (
     Extractor,
     UttFeatures,
     default_cache_dir,
     extract,
+    list_utterances,
 )
 from voxanon.training.trainer import Budget, Trainer, resolve_device
 
@@ -85,18 +86,16 @@ class Utterances:
     texts: list[str]
 
     @classmethod
-    def of(cls, items: list[UttFeatures], texts: dict[str, str], subsample: int = 1,
-           copy: int = 0) -> tuple[Utterances, list[str]]:
-        """From extracted features (content copy ``copy``) and transcripts by utterance id; also the ids left
+    def of(cls, items: list[UttFeatures], texts: dict[str, str], subsample: int = 1) -> tuple[Utterances, list[str]]:
+        """From extracted features (their first content copy) and transcripts by utterance id; also the ids left
         out (no transcript, no symbol, or fewer output frames, one per ``subsample``, than CTC needs)."""
         out, left_out = cls([], [], []), []
         for it in items:
             ids = text_to_ids(texts.get(it.utt, ""))
-            repeats = sum(a == b for a, b in zip(ids, ids[1:]))
-            if not ids or (len(it.content[copy]) - 1) // subsample + 1 < len(ids) + repeats:
+            if not ids or (len(it.content[0]) - 1) // subsample + 1 < frames_needed(ids):
                 left_out.append(it.utt)
                 continue
-            out.content.append(normalize_content(it.content[copy]))
+            out.content.append(normalize_content(it.content[0]))
             out.targets.append(ids)
             out.texts.append(texts[it.utt])
         return out, left_out
@@ -108,17 +107,16 @@ class Utterances:
 def read_todo(dirs: list[str]) -> tuple[list[tuple[str, str, str]], dict[str, str]]:
     """``(utt, speaker, entry)`` rows of the directories' utterances and their transcripts (DataError when a
     directory has no ``text`` or an utterance id repeats across directories)."""
-    todo, texts = [], {}
+    texts = {}
     for d in dirs:
         data = read_data_dir(d)
         if not data.text:
             raise DataError(f"{d}: no transcripts (a 'text' file): the bottleneck is trained to recognise them")
-        for utt, entry in data.wav_scp.items():
+        for utt in data.wav_scp:
             if utt in texts:
                 raise DataError(f"utterance id {utt!r} is in more than one data directory ({d})")
-            todo.append((utt, f"{Path(d).resolve()}:{data.utt2spk[utt]}", entry))
             texts[utt] = data.text.get(utt, "")
-    return todo, texts
+    return list_utterances(dirs), texts
 
 
 @torch.no_grad()

@@ -29,6 +29,7 @@ from voxanon.models.asr.ctc import (
     VOCAB,
     CtcConfig,
     CtcNet,
+    frames_needed,
     pad,
     text_to_ids,
 )
@@ -90,8 +91,7 @@ def _usable(feats: list[np.ndarray], texts: list[str],
     targets, kept, skipped = [], [], 0
     for f, text in zip(feats, texts):
         ids = text_to_ids(text)
-        repeats = sum(a == b for a, b in zip(ids, ids[1:]))
-        if ids and int(probe.out_lengths(torch.tensor(len(f)))) >= len(ids) + repeats:
+        if ids and int(probe.out_lengths(torch.tensor(len(f)))) >= frames_needed(ids):
             targets.append(torch.tensor(ids))
             kept.append(torch.from_numpy(np.asarray(f, dtype=np.float32)))
         else:

@@ -98,7 +98,6 @@ class Bottleneck:
     weight: np.ndarray
     bias: np.ndarray
     codebook: np.ndarray
-    meta: dict
 
     @property
     def dim(self) -> int:
@@ -115,8 +114,8 @@ def model_file(net: BottleneckCtc, content: str, meta: dict) -> dict:
             "state_dict": {k: v.detach().cpu().half().clone() for k, v in net.state_dict().items()}, "meta": meta}
 
 
-def load_recogniser(path: str | os.PathLike) -> tuple[BottleneckCtc, str, dict]:
-    """The network of a model written by ``voxanon train bottleneck``, its content encoder spec and its meta."""
+def load_recogniser(path: str | os.PathLike) -> tuple[BottleneckCtc, str]:
+    """The network of a model written by ``voxanon train bottleneck`` and its content encoder spec."""
     ckpt = load_checkpoint(path, "bottleneck model", AsrError)
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         raise AsrError(f"{path}: not a voxanon bottleneck model (format {FORMAT!r} expected; "
@@ -125,14 +124,14 @@ def load_recogniser(path: str | os.PathLike) -> tuple[BottleneckCtc, str, dict]:
         raise AsrError(f"{path}: its alphabet {ckpt['vocab']} differs from this voxanon's {list(VOCAB)}")
     net = BottleneckCtc(BottleneckConfig(**ckpt["config"]))
     net.load_state_dict(ckpt["state_dict"])
-    return net.eval(), ckpt["content"], ckpt.get("meta", {})
+    return net.eval(), ckpt["content"]
 
 
 def load_bottleneck(path: str | os.PathLike) -> Bottleneck:
     """The projection and codebook of a model written by ``voxanon train bottleneck``."""
-    net, content, meta = load_recogniser(path)
+    net, content = load_recogniser(path)
     return Bottleneck(content, net.project.weight.detach().numpy().copy(), net.project.bias.detach().numpy().copy(),
-                      net.codebook.detach().numpy().copy(), meta)
+                      net.codebook.detach().numpy().copy())
 
 
 @torch.inference_mode()
@@ -148,7 +147,7 @@ def transcribe_codes(path: str | os.PathLike, wavs: list[np.ndarray], sr: int) -
     )
     from voxanon.models.content import load_content_encoder
 
-    net, content, _ = load_recogniser(path)
+    net, content = load_recogniser(path)
     encoder = load_content_encoder(content)
     out = []
     for wav in wavs:

@@ -57,6 +57,11 @@ def text_to_ids(text: str) -> list[int]:
     return [_INDEX[c] for c in " ".join("".join(c for c in normalize_vpc(text) if c in _INDEX).split())]
 
 
+def frames_needed(ids: list[int]) -> int:
+    """Output frames CTC needs for the symbol sequence ``ids``: one per symbol, plus a blank between repeats."""
+    return len(ids) + sum(a == b for a, b in zip(ids, ids[1:]))
+
+
 def greedy_decode(log_probs: np.ndarray | torch.Tensor) -> str:
     """Best-path transcript of ``(T, len(VOCAB))`` scores: argmax per frame, repeats merged, blanks removed."""
     best = np.asarray(torch.as_tensor(log_probs).argmax(dim=-1))
