@@ -41,3 +41,18 @@ class ToyRaises(ToyGain):
 
     def anonymize(self, wav, sr, rng):
         raise RuntimeError("toy failure")
+
+
+@dataclass(frozen=True)
+class ToyWeightsConfig:
+    weights: str = param("", "a file standing for model weights (its content is not read)")
+
+
+class ToyWeights(ToyGain):
+    """ToyGain with a weights file: its content digest is part of the run's settings."""
+
+    name = "toy-weights"
+    Config = ToyWeightsConfig
+
+    def anonymize(self, wav, sr, rng):
+        return wav * 0.5, sr

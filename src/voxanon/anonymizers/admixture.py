@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from pathlib import Path
 
 import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, param
 from voxanon.anonymizers.steps import (
     build_specs,
+    component_files,
     config_hash,
     normalize_specs,
     run_at_rate,
@@ -60,6 +62,9 @@ class Admixture(Anonymizer):
         self.needs_model = any(c.needs_model for c in self.components)  # e.g. when the cascade is mixed in
         p = np.array([c["p"] for c in self.config.components], dtype=np.float64)
         self.probabilities = p / p.sum()
+
+    def model_files(self) -> dict[str, Path]:
+        return component_files(self.components)
 
     def choose(self, rng: np.random.Generator) -> int:
         """Index of the component for the utterance whose rng is ``rng`` (one draw)."""

@@ -13,11 +13,12 @@ speakers, drawn per utterance from the utterance's rng
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 
 from voxanon.anonymizers.base import param
-from voxanon.anonymizers.embedding import Resynthesis, check_f0_mode
+from voxanon.anonymizers.embedding import Resynthesis, check_f0_mode, resynthesis_files
 from voxanon.errors import ConfigError, ModelError
 from voxanon.ranges import Range
 
@@ -64,6 +65,9 @@ class B5(Resynthesis):
                                   f"(0 .. {model.n_speakers - 1})")
             self._model = model
         return self._model
+
+    def model_files(self) -> dict[str, Path]:
+        return resynthesis_files(self.config.model, "", "", "")
 
     def pseudo_speaker(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> int:
         """The target speaker's index: ``target``, or drawn uniformly from the utterance's rng."""

@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+from pathlib import Path
 
 import numpy as np
 
 from voxanon.anonymizers.base import param
-from voxanon.anonymizers.embedding import F0_MODES, Embedding
+from voxanon.anonymizers.embedding import F0_MODES, Embedding, resynthesis_files
 from voxanon.audio.io import resample
 from voxanon.audio.level import speech_edges, speech_frames
 from voxanon.dsp.frames import frames_at, time_warp
@@ -115,6 +116,9 @@ class B3(Embedding):
         def __post_init__(self) -> None:  # the solver is checked when the flow loads (it imports torch)
             if self.f0 not in F0_MODES:
                 raise ConfigError(f"parameter f0: {self.f0!r} is not one of {', '.join(F0_MODES)}")
+
+    def model_files(self) -> dict[str, Path]:
+        return resynthesis_files(self.config.model, "f3va", "", self.config.flow)
 
     def parts(self):
         """(acoustic model, ASR, voice, speaker generator), loaded on first use."""

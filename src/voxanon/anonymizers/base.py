@@ -15,10 +15,12 @@ import json
 import typing
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
+from voxanon.digest import content_digest
 from voxanon.errors import ConfigError
 from voxanon.heap import release_free_memory
 from voxanon.ranges import Range
@@ -211,9 +213,22 @@ class Anonymizer(ABC):
         as ``<utt>.json`` (None: nothing to report, the default)."""
         return None
 
+    def model_files(self) -> dict[str, Path]:
+        """The files (or folders) beyond the parameters that the output depends on, by role: weights, pools,
+        shipped target sets. By default every string parameter that names an existing file or folder; a method
+        that loads shipped files by default adds them."""
+        return {f.name: Path(v) for f in dataclasses.fields(self.config)
+                if isinstance(v := getattr(self.config, f.name), str) and v and Path(v).exists()}
+
     def settings(self) -> dict[str, Any]:
-        """Name and parameters, JSON-serialisable (recorded next to every output)."""
-        return {"method": self.name, "params": dataclasses.asdict(self.config)}
+        """Name, parameters and the content digests of :meth:`model_files` (``models``, when there are any),
+        JSON-serialisable: recorded next to every output, so outputs made with other weights are never taken
+        for this run's."""
+        found = {"method": self.name, "params": dataclasses.asdict(self.config)}
+        files = self.model_files()
+        if files:
+            found["models"] = {role: content_digest(path) for role, path in sorted(files.items())}
+        return found
 
 
 def _coerce(value: Any, annotation: Any, name: str) -> Any:

@@ -20,6 +20,7 @@ against that chunk's F0 statistics); in other chains each step chunks itself.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 
@@ -27,6 +28,7 @@ from voxanon.anonymizers.base import Anonymizer, param
 from voxanon.anonymizers.steps import (
     at_rate,
     build_specs,
+    component_files,
     config_hash,
     normalize_specs,
     run_at_rate,
@@ -63,6 +65,9 @@ class Chain(Anonymizer):
         self.needs_model = any(s.needs_model for s in self.steps)
         if all(s.sample_rate is None for s in self.steps):  # rate-keeping steps: chunk the chain as a whole
             self.chunking = next((s.chunking for s in self.steps if s.chunking is not None), None)
+
+    def model_files(self) -> dict[str, Path]:
+        return component_files(self.steps)
 
     def groups(self) -> list[list[int]]:
         """Step indices grouped as they run: fused WORLD runs together, every other step alone."""

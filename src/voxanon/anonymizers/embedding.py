@@ -16,6 +16,7 @@ converted in chunks that all use it, so the voice stays one voice.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 
@@ -35,6 +36,24 @@ def check_f0_mode(f0: str) -> None:
     """ConfigError unless ``f0`` is one of :data:`F0_MODES`."""
     if f0 not in F0_MODES:
         raise ConfigError(f"parameter f0: {f0!r} is not one of {', '.join(F0_MODES)}")
+
+
+def resynthesis_files(model: str, generator: str, pool: str, flow: str) -> dict[str, Path]:
+    """What a resynthesis anonymizer's output depends on: the acoustic model ``model`` and the pseudo-speaker
+    ``generator``'s pool or flow (the shipped ones when ``pool`` / ``flow`` are empty)."""
+    from voxanon.anonymizers.pseudo.defaults import (
+        DEFAULT_FLOW,
+        DEFAULT_POOL,
+        default_file,
+    )
+    from voxanon.models.acoustic import shipped_path
+
+    found = {"model": shipped_path(model)}
+    if generator == "f3va":
+        found["flow"] = Path(flow) if flow else default_file(DEFAULT_FLOW)
+    elif generator:
+        found["pool"] = Path(pool) if pool else default_file(DEFAULT_POOL)
+    return found
 
 
 def load_parts(c, generator: str, pool: str) -> tuple:
@@ -151,6 +170,10 @@ class Embedding(Resynthesis):
 
     def acoustic(self):
         return self.parts()[0]
+
+    def model_files(self) -> dict[str, Path]:
+        c = self.config
+        return resynthesis_files(c.model, c.generator, c.pool, c.flow)
 
     def pseudo_speaker(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> np.ndarray:
         """The pseudo-speaker embedding drawn for this utterance."""

@@ -15,11 +15,17 @@ the shipped backbone ``f3va`` (trained here with a data-dependent prior) or a
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 
 from voxanon.anonymizers.base import param
-from voxanon.anonymizers.embedding import Embedding, check_f0_mode, load_parts
+from voxanon.anonymizers.embedding import (
+    Embedding,
+    check_f0_mode,
+    load_parts,
+    resynthesis_files,
+)
 from voxanon.errors import ConfigError
 from voxanon.ranges import Range
 
@@ -72,6 +78,9 @@ class F3VA(Embedding):
                                   "model.pt of 'voxanon train f3va' (or use the embedding anonymizer)")
             self._parts = parts
         return self._parts
+
+    def model_files(self) -> dict[str, Path]:
+        return resynthesis_files(self.config.model, "f3va", "", self.config.flow)
 
     def pseudo_speaker(self, wav: np.ndarray, sr: int, rng: np.random.Generator) -> Voice:
         """The pseudo-speaker drawn for this utterance and the seed of its backbone noise."""

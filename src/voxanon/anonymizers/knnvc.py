@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -50,6 +51,7 @@ from voxanon.anonymizers.knnvc_targets import (
     dir_sources,
     find,
     matching_set,
+    shipped_root,
     tts_sources,
 )
 from voxanon.audio.io import resample
@@ -172,6 +174,21 @@ class KnnVc(Anonymizer):
             self._models = (load_content_encoder(self.config.encoder),
                             load_vocoder(vocoder, threads=self.config.threads))
         return self._models
+
+    def model_files(self) -> dict[str, Path]:
+        """``targets`` (or the shipped matching sets' manifest) and the checkpoints the encoder and vocoder
+        specs name."""
+        c = self.config
+        found = super().model_files()
+        if not c.targets:
+            found["targets"] = shipped_root() / "manifest.json"
+        for role, spec in (("encoder", c.encoder), ("vocoder", c.vocoder)):
+            arg = spec.partition(":")[2].partition("|")[0]
+            head, _, tail = arg.rpartition(":")
+            path = head if tail.isdigit() else arg
+            if path and Path(path).exists():
+                found[role] = Path(path)
+        return found
 
     def sources(self) -> list[TargetSource]:
         """Where each target's speech comes from: ``targets``, or the ``voices`` reading the shipped sentences

@@ -42,6 +42,9 @@ class Ltf(Anonymizer):
         super().__init__(config, **params)
         self._model = None
 
+    def model_files(self) -> dict[str, Path]:
+        return {"model": Path(self.config.model) if self.config.model else DEFAULT_MODEL}
+
     def model(self):
         """The :class:`~voxanon.models.ltf.inference.LtfModel` (loaded on first use)."""
         if self._model is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,12 @@ def build_specs(specs: Iterable[dict[str, Any]], field: str) -> list[Anonymizer]
         except (KeyError, ValueError, TypeError) as exc:
             raise ConfigError(f"{field}[{i}] ({spec['method']}): {exc}") from exc
     return built
+
+
+def component_files(parts: Iterable[Anonymizer]) -> dict[str, Path]:
+    """The :meth:`~voxanon.anonymizers.base.Anonymizer.model_files` of a composite method's parts, each role
+    prefixed by the part's index (``0.model``)."""
+    return {f"{i}.{role}": path for i, part in enumerate(parts) for role, path in part.model_files().items()}
 
 
 def config_hash(config: Any) -> int:

@@ -12,7 +12,7 @@ import pytest
 import soundfile as sf
 
 from tests.helpers.audio import make_data_dir, read_pcm, write_utterance
-from tests.helpers.toys import ToyGain, ToyGain8k, ToyRaises
+from tests.helpers.toys import ToyGain, ToyGain8k, ToyRaises, ToyWeights
 from voxanon.audio.io import load_audio
 from voxanon.data.kaldi import DataError, read_data_dir
 from voxanon.jobs.runner.anonymize import anonymize_corpus, output_dir_for
@@ -192,6 +192,16 @@ def test_refuses_to_write_into_the_input(data_dir: Path, audio_folder: Path, tmp
     with pytest.raises(RunError, match="lies inside the output"):
         anonymize_corpus(elsewhere, tmp_path / "other" / "audio", ToyGain(), quiet=True)
     assert not (data_dir / "anon").exists() and not (audio_folder / "x").exists()
+
+
+def test_outputs_of_other_weights_are_refused(data_dir: Path, tmp_path: Path) -> None:
+    weights, out = tmp_path / "model.pt", tmp_path / "anon"
+    weights.write_bytes(b"first training run")
+    anonymize_corpus(data_dir, out, ToyWeights(weights=str(weights)), jobs=1, quiet=True)
+    anonymize_corpus(data_dir, out, ToyWeights(weights=str(weights)), jobs=1, quiet=True)   # same weights: resumes
+    weights.write_bytes(b"retrained")
+    with pytest.raises(RunError, match=r"differ in: models"):
+        anonymize_corpus(data_dir, out, ToyWeights(weights=str(weights)), jobs=1, quiet=True)
 
 
 def test_settings_mismatch_is_refused_unless_forced(data_dir: Path, tmp_path: Path) -> None:

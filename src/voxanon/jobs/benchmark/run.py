@@ -112,9 +112,11 @@ class System:
     method: str | None = None
     params: dict = field(default_factory=dict)
 
-    def key(self, seed: int) -> str:
-        """Stable id of the system's settings and the seed (names its anonymized output)."""
-        return digest([self.method, self.params, seed])[:10]
+    def key(self, seed: int, models: dict[str, str] | None = None) -> str:
+        """Stable id of the system's settings, the seed and the content digests of the model files it loads
+        (``Anonymizer.settings()["models"]``): names its anonymized output, so retrained weights are never
+        taken for the old ones' output."""
+        return digest([self.method, self.params, seed] + ([models] if models else []))[:10]
 
 
 def default_systems(profile: Profile | None = None) -> list[System]:
@@ -274,17 +276,19 @@ class Benchmark:
         """Anonymize every set of ``sets`` (short name -> data directory) for ``system`` (finished utterances are
         skipped by the runner).
 
-        Each output folder is named by the system's settings, the seed and the
-        content of its source set, so changing any of them writes a new one
-        (``tag``: a recording condition's sets, in a folder of their own).
-        Returns the output paths, the failure count and the real-time factor of
-        the audio processed, remembered from the run that did the work.
+        Each output folder is named by the system's settings, the seed, the
+        weights it loads and the content of its source set, so changing any of
+        them writes a new one (``tag``: a recording condition's sets, in a folder
+        of their own). Returns the output paths, the failure count, the system's
+        key and the real-time factor of the audio processed, remembered from the
+        run that did the work.
         """
         from voxanon.jobs.runner.anonymize import anonymize_corpus
 
         anonymizer = build(system.method, system.params)
         paths, audio, wall, failed = {}, 0.0, 0.0, 0
-        folder = self.out / "anon" / f"{system.label}-{system.key(self.seed)}"
+        key = system.key(self.seed, anonymizer.settings().get("models"))
+        folder = self.out / "anon" / f"{system.label}-{key}"
         for name, src in sets.items():
             dst = (folder / tag if tag else folder) / f"{name}-{data_fingerprint(src)[:8]}"
             summary = anonymize_corpus(src, dst, anonymizer, seed=self.seed, jobs=self.jobs, quiet=self.quiet)
@@ -300,7 +304,7 @@ class Benchmark:
             speed = self.cache.run(stage, settings, lambda: speed)
         else:
             self.cache.save(stage, settings, speed)
-        return {"paths": paths, "failed": failed, **speed}
+        return {"paths": paths, "failed": failed, "key": key, **speed}
 
     def _ser_models(self, emo_dir: str) -> Path | None:
         """Train (or reuse) the per-fold SER models on the original emotion set."""
@@ -469,7 +473,8 @@ class Benchmark:
                 self._fail(s.label, "anonymize", exc)
                 continue
             anon_paths[s.label] = info["paths"]
-            records[s.label].update(rtf=info["rtf"], rtf_jobs=info["jobs"], failed_utterances=info["failed"])
+            records[s.label].update(key=info["key"], rtf=info["rtf"], rtf_jobs=info["jobs"],
+                                    failed_utterances=info["failed"])
 
         stages.step("train the emotion recognisers")
         ser_models = self._ser_models(original[EMO]) if layout.emo else None
