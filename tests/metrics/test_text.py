@@ -57,8 +57,19 @@ def test_languages_written_without_spaces_are_scored_by_character():
     from voxanon.metrics.text import default_normalization, error_unit
 
     assert [error_unit(lang) for lang in ("zh", "ja", "zh-CN", "en", "fr", "hi")] == ["char"] * 3 + ["word"] * 3
-    assert [default_normalization(lang) for lang in ("en", "en-GB", "fr", "zh")] == ["spoken", "spoken", "basic",
-                                                                                     "basic"]
+    assert [default_normalization(lang) for lang in ("en", "en-GB", "fr", "ja", "zh")] == [
+        "spoken", "spoken", "basic", "basic", "chinese"]
+
+
+def test_chinese_is_scored_in_one_script():
+    from voxanon.metrics.text import NORMALIZERS
+    from voxanon.metrics.wer import wer
+
+    # Whisper writes Mandarin speech in traditional characters as often as in simplified ones
+    ref, hyp = {"a": "我们 的 会议 推迟 到 下午"}, {"a": "我們的會議推遲到下午。"}
+    assert wer(ref, hyp, "basic", unit="char").wer == 40  # 4 of the 10 characters differ in script
+    assert wer(ref, hyp, "chinese", unit="char").wer == 0
+    assert NORMALIZERS["chinese"]("臺灣，說話") == "台湾 说话"
 
 
 def test_hindustani_consonants_agree_across_devanagari_and_urdu_script():

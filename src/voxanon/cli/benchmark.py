@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
+from voxanon.data.layout import CORPUS_LANGUAGES
 from voxanon.errors import EXIT_OK, EXIT_PARTIAL, ConfigError
 from voxanon.jobs.benchmark.profiles import PROFILES
 
@@ -141,7 +142,7 @@ def register(commands) -> None:
     p.add_argument("--jobs", type=int, default=None,
                    help="worker processes of the corpus build, the anonymization and the evaluation (default: all "
                         "cores; each evaluation runs on one thread, so a trained attacker does not depend on it)")
-    p.add_argument("--language", choices=("en", "es", "fr", "it"), default=None,
+    p.add_argument("--language", choices=CORPUS_LANGUAGES, default=None,
                    help="build the offline corpus in this language (`voxanon data synth --language`; default: the "
                         "profile's, English except in the multilingual profile); the ASR, its normalisation and "
                         "WER or CER follow the corpus's language")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from voxanon.data.layout import CORPUS_LANGUAGES
+
 
 def run(args: argparse.Namespace) -> int:
     from voxanon.jobs.corpus.build import build_corpus
@@ -44,11 +46,12 @@ def register(commands) -> None:
     p.add_argument("--size", choices=("tiny", "small", "default", "large"), default=None,
                    help="corpus size (kokoro: tiny/small/default/large, default 'default'; "
                         "formant: small/default/large, default 'small')")
-    p.add_argument("--language", choices=("en", "es", "fr", "it"), default="en",
+    p.add_argument("--language", choices=CORPUS_LANGUAGES, default="en",
                    help="the language spoken (kokoro; default en): dev/test speakers are that language's Kokoro "
-                        "packs (es 1 female / 2 male, fr 1 / 0, it 1 / 1), their same-gender mixtures and "
-                        "vocal-tract warps, train/emo speakers the other packs reading it, sentences Asterisk's "
-                        "prompt texts (CC-BY-SA-3.0), data/real adds its recorded prompts; a gender without a pack has "
+                        "packs (es 1 female / 2 male, fr 1 / 0, it 1 / 1, zh 4 / 4, ja 4 / 1), their same-gender "
+                        "mixtures and vocal-tract warps, train/emo speakers the other packs reading it, sentences "
+                        "Asterisk's prompt texts (CC-BY-SA-3.0; data/real adds its recorded prompts) or, in zh and "
+                        "ja, sentences written for voxanon (CC0; no recorded speech); a gender without a pack has "
                         "no dev/test speakers (French: female trials only)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")

@@ -27,6 +27,10 @@ from voxanon.data.kaldi import GENDERS, DataError
 
 #: evaluation splits, in report order (the last one is the primary split)
 SPLITS = ("dev", "test")
+#: languages a Kokoro corpus can be built in: those with sentences (Asterisk's prompt texts in es, fr and it,
+#: :func:`voxanon.data.debian_clips.prompt_sentences`; sentences written for voxanon in zh and ja,
+#: :func:`voxanon.data.sentences.load_written_sentences`)
+CORPUS_LANGUAGES = ("en", "es", "fr", "it", "zh", "ja")
 
 #: prefix of the VPC LibriSpeech data directories
 LIBRI_PREFIX = "libri_"

@@ -111,6 +111,24 @@ def load_sentences() -> list[Sentence]:
             if not ln.startswith("#")]
 
 
+#: languages whose corpus sentences were written for voxanon (``resources/sentences_<language>.txt``): written
+#: without spaces, so each line separates its words with spaces (what a corpus size's word range counts)
+WRITTEN_LANGUAGES = ("zh", "ja")
+
+
+def load_written_sentences(language: str) -> tuple[list[Sentence], dict]:
+    """The sentences written for voxanon in ``language`` (:data:`WRITTEN_LANGUAGES`), in file order, each spoken
+    without the spaces that separate its words and transcribed with them (a character error rate does not count
+    spaces), and a JSON-ready description of the source."""
+    if language not in WRITTEN_LANGUAGES:
+        raise ValueError(f"sentences were written for {', '.join(WRITTEN_LANGUAGES)}, not {language!r}")
+    name = f"sentences_{language}.txt"
+    sentences = [Sentence("".join(ln.split()), " ".join(ln.split())) for ln in _resource_lines(name)
+                 if not ln.startswith("#")]
+    return sentences, {"source": f"resources/{name}: sentences written for voxanon, words separated by spaces",
+                       "licence": "CC0-1.0", "copyright": "none reserved", "sentences": len(sentences)}
+
+
 def load_topic_sentences() -> dict[str, list[Sentence]]:
     """The shipped topic sentences (``resources/topic_sentences_en.txt``): topic -> sentences, in file order."""
     topics: dict[str, list[Sentence]] = {}

@@ -1,5 +1,6 @@
 """Transcript normalisations applied before scoring WER / CER."""
 
+import functools
 import re
 import unicodedata
 
@@ -91,6 +92,25 @@ def normalize_basic(text: str) -> str:
     return _SPACES.sub(" ", _fold_latin_accents(text)).strip()
 
 
+@functools.lru_cache(maxsize=1)
+def _traditional_to_simplified():
+    from opencc import OpenCC
+
+    return OpenCC("t2s")
+
+
+def normalize_chinese(text: str) -> str:
+    """:func:`normalize_basic` with traditional Chinese characters written as simplified ones (OpenCC's ``t2s``
+    table): Whisper writes Mandarin speech in either script, a simplified transcript in one.
+
+    Examples
+    --------
+    >>> normalize_chinese("我們的會議推遲到下午。") == normalize_chinese("我们的会议推迟到下午")
+    True
+    """
+    return normalize_basic(_traditional_to_simplified().convert(text))
+
+
 # Hindustani consonants in a shared Latin spelling, from Devanagari (Hindi) and from the Perso-Arabic script of Urdu.
 # Both scripts write the same spoken words, so their consonants agree once aspiration, retroflexion, sibilant and
 # nasal places are folded; vowels are dropped (Urdu leaves short vowels unwritten), and so are the glides y/v,
@@ -123,7 +143,7 @@ def normalize_hindustani(text: str) -> str:
 
 
 NORMALIZERS = {"vpc": normalize_vpc, "spoken": normalize_spoken, "basic": normalize_basic, "none": normalize_none,
-               "hindustani": normalize_hindustani}
+               "hindustani": normalize_hindustani, "chinese": normalize_chinese}
 """Normalisations selectable by name in :func:`voxanon.metrics.wer`."""
 
 #: languages written without spaces between words, scored by character error rate (as the VPC 2026 scores
@@ -139,5 +159,7 @@ def error_unit(language: str) -> str:
 
 def default_normalization(language: str) -> str:
     """The normalisation a language's transcripts are scored with: ``spoken`` for English (numbers spelt as
-    said, the VPC's form), ``basic`` for every other language."""
-    return "spoken" if language.split("-")[0].lower() == "en" else "basic"
+    said, the VPC's form), ``chinese`` for Chinese (traditional characters as simplified), ``basic`` for every
+    other language."""
+    base = language.split("-")[0].lower()
+    return {"en": "spoken", "zh": "chinese"}.get(base, "basic")

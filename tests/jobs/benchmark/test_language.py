@@ -27,7 +27,8 @@ from voxanon.jobs.benchmark.run import Benchmark, System, asr_scoring, default_a
 def test_the_language_names_the_recogniser_the_normalisation_and_the_unit():
     assert default_asr("en") == "whisper-tiny" and default_asr("es") == "whisper-base:es"
     assert asr_scoring("en") == ("spoken", "word")
-    assert asr_scoring("fr") == ("basic", "word") and asr_scoring("zh") == ("basic", "char")
+    assert asr_scoring("fr") == ("basic", "word") and asr_scoring("zh") == ("chinese", "char")
+    assert asr_scoring("ja") == ("basic", "char")
 
 
 def _corpus(root: Path, language: str | None) -> Path:

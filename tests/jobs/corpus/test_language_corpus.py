@@ -8,6 +8,7 @@ from tests.jobs.corpus.test_kokoro_speakers import PACKS, installed
 from voxanon.data import layout
 from voxanon.data.debian_clips import find_clips, prompt_clips, prompt_sentences
 from voxanon.data.kaldi import read_data_dir
+from voxanon.data.sentences import WRITTEN_LANGUAGES, load_written_sentences
 from voxanon.jobs.corpus.build import build_corpus
 from voxanon.jobs.corpus.kokoro_speakers import assign_speakers, split_packs
 from voxanon.jobs.corpus.sets import (
@@ -18,7 +19,7 @@ from voxanon.jobs.corpus.sets import (
     speaker_needs,
 )
 from voxanon.jobs.corpus.voices import WARPS
-from voxanon.metrics.text import normalize_basic
+from voxanon.metrics.text import error_unit, normalize_basic
 
 prompts = pytest.mark.skipif(not prompt_clips(language="es"), reason="asterisk-core-sounds-es-wav not installed")
 
@@ -29,9 +30,15 @@ def _by_set(speakers):
 
 @pytest.mark.parametrize("language, own", [("es", {"f": ["ef_dora"], "m": ["em_alex", "em_santa"]}),
                                            ("fr", {"f": ["ff_siwis"], "m": []}),
-                                           ("it", {"f": ["if_sara"], "m": ["im_nicola"]})])
+                                           ("it", {"f": ["if_sara"], "m": ["im_nicola"]}),
+                                           ("zh", {"f": ["zf_xiaobei", "zf_xiaoni", "zf_xiaoxiao", "zf_xiaoyi"],
+                                                   "m": ["zm_yunjian", "zm_yunxi", "zm_yunxia", "zm_yunyang"]}),
+                                           ("ja", {"f": ["jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro"],
+                                                   "m": ["jm_kumo"]})])
 def test_a_languages_packs_are_its_evaluation_voices_and_every_other_voice_trains(language, own):
-    same_voice = {"es": {"pf_dora", "pm_alex", "pm_santa", "am_santa"}}.get(language, set())
+    # packs of a voice of the language under another language's prefix (the rule is by name: Hindi's hf_alpha is
+    # kept out of the Japanese corpus's training side for jf_alpha's name, whatever it sounds like)
+    same_voice = {"es": {"pf_dora", "pm_alex", "pm_santa", "am_santa"}, "ja": {"hf_alpha"}}.get(language, set())
     for gender in ("f", "m"):
         evaluation, training = split_packs(PACKS, gender, 0, language)
         assert evaluation == own[gender]
@@ -65,7 +72,7 @@ def test_french_has_no_male_dev_or_test_speakers_and_a_language_without_packs_is
     assert {s.gender for s in speakers["train"]} == {"f", "m"}            # the attacker still trains on both
     with pytest.raises(CorpusPlanError, match="'fr' voice packs \\(none installed\\)"):
         assign_speakers([p for p in PACKS if p[0] != "f"], speaker_needs(KOKORO_SIZES["small"]), 0, "fr")
-    with pytest.raises(CorpusPlanError, match="choose one of en, es, fr, it"):
+    with pytest.raises(CorpusPlanError, match="choose one of en, es, fr, it, zh, ja"):
         assign_speakers(PACKS, speaker_needs(KOKORO_SIZES["small"]), 0, "de")
 
 
@@ -82,6 +89,32 @@ def test_prompt_sentences_are_each_text_once_with_their_licence():
     assert info["duplicates_dropped"] > 0 and info["licence"] == "CC-BY-SA-3.0"
     assert all(s.text == s.transcript and not any(c.isdigit() for c in s.text) for s in sentences)
     assert any(s.words < 5 for s in sentences)  # every length: the corpus size chooses
+
+
+@pytest.mark.parametrize("language", WRITTEN_LANGUAGES)
+def test_written_sentences_are_spoken_without_spaces_and_fill_every_size(language):
+    sentences, info = load_written_sentences(language)
+    assert len({s.text for s in sentences}) == len(sentences) and info["sentences"] == len(sentences)
+    assert info["licence"] == "CC0-1.0" and f"sentences_{language}.txt" in info["source"]
+    for s in sentences:
+        assert " " not in s.text and s.transcript.replace(" ", "") == s.text and s.words >= 2
+        assert not any(c.isascii() and c.isalnum() for c in s.text)        # no digits or Latin letters
+    for spec in KOKORO_SIZES.values():                                    # each speaker's sentences are distinct
+        fit = [s for s in sentences if spec.min_words <= s.words <= spec.max_words]
+        assert len(fit) >= max(spec.n_enroll + spec.n_trial, spec.train_utts, spec.emo_sentences)
+    with pytest.raises(ValueError, match="not 'es'"):
+        load_written_sentences("es")
+
+
+def test_a_chinese_plan_reads_chinese_by_both_genders(tmp_path):
+    spec = KOKORO_SIZES["small"]
+    sentences, _ = load_written_sentences("zh")
+    plan = plan_corpus(assign_speakers(PACKS, speaker_needs(spec), 0, "zh"), sentences, spec, 0, language="zh")
+    assert {j.language for j in plan.jobs} == {"zh"} and {j.text for j in plan.jobs} <= {s.text for s in sentences}
+    dirs = data_dirs(plan, str(tmp_path), {j.utt: 1.0 for j in plan.jobs})
+    for split in layout.SPLITS:
+        for gender in ("f", "m"):
+            assert {t.target for t in dirs[layout.trials(split, gender)].trials} == {True, False}
 
 
 @prompts
@@ -108,15 +141,19 @@ def test_a_language_needs_the_kokoro_engine_and_no_topics(tmp_path):
 @installed
 @prompts
 @pytest.mark.slow
-@pytest.mark.parametrize("language, genders, real", [("es", ["f", "m"], "asterisk-allison-es"), ("fr", ["f"], None)])
+@pytest.mark.parametrize("language, genders, real", [("es", ["f", "m"], "asterisk-allison-es"), ("fr", ["f"], None),
+                                                     ("ja", ["f", "m"], None)])
 def test_tiny_corpus_records_its_language_and_trials_of_the_genders_it_has(tmp_path, language, genders, real):
     desc = build_corpus(tmp_path, size="tiny", engine="kokoro", language=language, jobs=2, quiet=True,
                         emotion="styles", real=real is not None)
     saved = json.loads((tmp_path / "corpus.json").read_text())
     assert saved == json.loads(json.dumps(desc))
-    assert (saved["language"], saved["error_unit"], saved["genders"]) == (language, "word", genders)
+    assert (saved["language"], saved["error_unit"], saved["genders"]) == (language, error_unit(language), genders)
     assert ("no male speakers" in saved["genders_note"]) == (genders == ["f"])
-    assert saved["sentence_source"]["licence"] == "CC-BY-SA-3.0" and f"core-sounds-{language}" in saved["sentences"]
+    written = language in WRITTEN_LANGUAGES
+    sentences = load_written_sentences(language)[0] if written else prompt_sentences(language)[0]
+    assert saved["sentence_source"]["licence"] == ("CC0-1.0" if written else "CC-BY-SA-3.0")
+    assert (f"sentences_{language}.txt" if written else f"core-sounds-{language}") in saved["sentences"]
     assert json.loads((tmp_path / ".voxanon-synth-settings.json").read_text())["language"] == language
     found = layout.find_layout(tmp_path)
     assert found.splits == ["dev", "test"]                               # an empty gender's sets keep splits whole
@@ -125,7 +162,7 @@ def test_tiny_corpus_records_its_language_and_trials_of_the_genders_it_has(tmp_p
         assert len(set(trials.utt2spk.values())) == (2 if gender in genders else 0)
         assert {t.target for t in trials.trials} == ({True, False} if gender in genders else set())
     texts = set(read_data_dir(tmp_path / "data" / "train").text.values())
-    assert texts <= {s.text for s in prompt_sentences(language)[0]}
+    assert texts <= {s.transcript for s in sentences}                    # the transcripts (words apart in ja)
     if real:  # its real prompts beside the English clips (speakers enough for the real-voice check)
         speakers = set(read_data_dir(tmp_path / "data" / "real").utt2spk.values())
         assert real in speakers and {c.speaker for c in find_clips()} <= speakers

@@ -94,7 +94,7 @@ PROFILES = {
     # clean results
     "conditions": replace(MAIN, name="conditions", conditions=("telephone", "noise10", "reverb600")),
     # the default's corpus size, attackers and measures on a corpus in another language (Spanish unless
-    # `--language` says fr or it): its speakers, sentences and recogniser (whisper-base:<language>, WER) are that
+    # `--language` names another): its speakers, sentences and recogniser (whisper-base:<language>, WER) are that
     # language's; pocketsphinx is English only, so there is no second recogniser
     "multilingual": replace(MAIN, name="multilingual", systems=MULTILINGUAL_SYSTEMS, corpus_language="es"),
     # every offline anonymizer (kNN-VC included); more speakers and trials for tighter intervals; rung (c) with

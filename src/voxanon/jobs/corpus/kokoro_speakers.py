@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
+from voxanon.data.layout import CORPUS_LANGUAGES
 from voxanon.jobs.corpus.seeding import unit
 from voxanon.jobs.corpus.sets import CorpusPlanError
 from voxanon.jobs.corpus.voices import WARPS, BaseVoice, Speaker
@@ -46,8 +47,7 @@ from voxanon.models.tts.kokoro_g2p import PACK_LANGUAGES
 
 ENGINE = "kokoro"
 ENGLISH_PREFIXES = ("a", "b")
-#: languages a Kokoro corpus can be built in (those with sentences: :func:`voxanon.data.debian_clips.prompt_sentences`)
-LANGUAGES = ("en", "es", "fr", "it")
+LANGUAGES = CORPUS_LANGUAGES
 #: fewest dev (and test) speakers a gender of a language corpus needs: a trial list needs a non-target speaker
 MIN_SPLIT_SPEAKERS = 2
 MIX_RANGE = (0.3, 0.7)
