@@ -15,6 +15,13 @@ whisper-tiny WER.
 (``n_targets=1``, the paper's) and with its default blend of two (default
 targets), WER with whisper-tiny and pocketsphinx and GE2E cosine to the source.
 
+``encoders``: what a key encoder costs: the LibriVox clips (11.6 s, one stretch)
+anonymized with keys from each encoder spec (default Whisper tiny.en layer 3,
+the default, against multilingual Whisper base layer 4), the default blend of
+the default targets (their sets for that encoder must be built, or are built
+first), best of 3 each, same run: encoding, matching and vocoding apart, and
+the total as a real-time factor (seconds per second of audio).
+
 ``pack``: how much of a matching set's matches survive the forms that would
 make it small enough to ship: the shipped packing (4-bit keys, 8-bit values,
 ``knnvc_targets.pack``), float16, and keys projected on their 32-128 principal
@@ -38,6 +45,7 @@ Usage::
     python benchmarks/bench_knnvc.py layers [--target flite:slt] [--sentences 20]
     VOXANON_CACHE=... python benchmarks/bench_knnvc.py compare [--seeds 2]
     VOXANON_CACHE=... python benchmarks/bench_knnvc.py match
+    VOXANON_CACHE=... python benchmarks/bench_knnvc.py encoders [--encoders whisper-tiny:3 whisper-base:4]
     python benchmarks/bench_knnvc.py pack SET_DIR
 """
 
@@ -215,6 +223,36 @@ def pack_fidelity(set_dir: Path) -> None:
               f"{np.abs(mel - full_mel).mean():>10.4f}")
     plain4 = knn_match(query, keys, values, 4)[0]
     print(f"{'(scale) the paper plain mean of 4, float':<45} {'':>15} {'':>12} {np.abs(plain4 - full_mel).mean():>10.4f}")
+def encoder_cost(specs: list[str], threads: int) -> None:
+    """Best-of-3 seconds of encoding, matching and vocoding the LibriVox clips (up to 20 s), per key encoder."""
+    from timeit import repeat
+
+    clips = [sf.read(f, dtype="float32")[0] for f in sorted(CLIPS.glob("*.flac"))]       # 16 kHz clips
+    wav = np.concatenate(clips)[: 20 * 16000]
+    seconds = len(wav) / 16000
+    print(f"{seconds:.1f} s of LibriVox speech, {threads} torch thread(s), best of 3")
+    base = None
+    for spec in specs:
+        knn = KnnVc(encoder=spec, threads=threads)
+        knn.prepare()
+        encoder, vocoder = knn.models()
+        torch_threads(threads)
+        query = knn.query(wav, 16000)
+        mel = knn.convert(query, np.random.default_rng(0))[0]
+        parts = {name: min(repeat(fn, number=1, repeat=3)) for name, fn in (
+            ("encode", lambda: knn.query(wav, 16000)),
+            ("match", lambda: knn.convert(query, np.random.default_rng(0))),
+            ("vocode", lambda: vocoder.synthesize(mel)))}
+        total = sum(parts.values())
+        base = base or total
+        print(f"{encoder.name:24s} {encoder.dim}-d keys: " + ", ".join(f"{k} {v:.2f} s" for k, v in parts.items())
+              + f"; RTF {total / seconds:.3f} (x{total / base:.2f} the first)", flush=True)
+
+
+def torch_threads(n: int) -> None:
+    import torch
+
+    torch.set_num_threads(n)
 
 
 def main() -> None:
@@ -229,6 +267,9 @@ def main() -> None:
     cmp = sub.add_parser("compare")
     cmp.add_argument("--seeds", type=int, default=2)
     sub.add_parser("match")
+    enc = sub.add_parser("encoders")
+    enc.add_argument("--encoders", nargs="+", default=["whisper-tiny:3", "whisper-base:4"])
+    enc.add_argument("--threads", type=int, default=1)
     pk = sub.add_parser("pack")
     pk.add_argument("set_dir", type=Path)
     args = ap.parse_args()
@@ -236,6 +277,8 @@ def main() -> None:
         compare(args.seeds)
     elif args.what == "match":
         match_cost()
+    elif args.what == "encoders":
+        encoder_cost(args.encoders, args.threads)
     elif args.what == "pack":
         pack_fidelity(args.set_dir)
     elif args.what == "similarity":
