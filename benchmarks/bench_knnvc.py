@@ -223,9 +223,13 @@ def pack_fidelity(set_dir: Path) -> None:
               f"{np.abs(mel - full_mel).mean():>10.4f}")
     plain4 = knn_match(query, keys, values, 4)[0]
     print(f"{'(scale) the paper plain mean of 4, float':<45} {'':>15} {'':>12} {np.abs(plain4 - full_mel).mean():>10.4f}")
+
+
 def encoder_cost(specs: list[str], threads: int) -> None:
     """Best-of-3 seconds of encoding, matching and vocoding the LibriVox clips (up to 20 s), per key encoder."""
     from timeit import repeat
+
+    import torch
 
     clips = [sf.read(f, dtype="float32")[0] for f in sorted(CLIPS.glob("*.flac"))]       # 16 kHz clips
     wav = np.concatenate(clips)[: 20 * 16000]
@@ -236,7 +240,7 @@ def encoder_cost(specs: list[str], threads: int) -> None:
         knn = KnnVc(encoder=spec, threads=threads)
         knn.prepare()
         encoder, vocoder = knn.models()
-        torch_threads(threads)
+        torch.set_num_threads(threads)             # the encoder's (the vocoder takes threads itself)
         query = knn.query(wav, 16000)
         mel = knn.convert(query, np.random.default_rng(0))[0]
         parts = {name: min(repeat(fn, number=1, repeat=3)) for name, fn in (
@@ -247,12 +251,6 @@ def encoder_cost(specs: list[str], threads: int) -> None:
         base = base or total
         print(f"{encoder.name:24s} {encoder.dim}-d keys: " + ", ".join(f"{k} {v:.2f} s" for k, v in parts.items())
               + f"; RTF {total / seconds:.3f} (x{total / base:.2f} the first)", flush=True)
-
-
-def torch_threads(n: int) -> None:
-    import torch
-
-    torch.set_num_threads(n)
 
 
 def main() -> None:

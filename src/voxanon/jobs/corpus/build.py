@@ -335,8 +335,8 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
         of that language.
     """
     if language != "en":
-        if language not in kokoro_speakers.LANGUAGES:
-            raise CorpusPlanError(f"no corpus in {language!r}; choose one of {', '.join(kokoro_speakers.LANGUAGES)}")
+        if language not in layout.CORPUS_LANGUAGES:
+            raise CorpusPlanError(f"no corpus in {language!r}; choose one of {', '.join(layout.CORPUS_LANGUAGES)}")
         if engine != kokoro_speakers.ENGINE:
             raise CorpusPlanError(f"a corpus in {language!r} needs the kokoro engine (the formant voices are "
                                   "English)")

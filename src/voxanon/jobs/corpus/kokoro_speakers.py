@@ -15,9 +15,10 @@ and emotion speakers come from them. So no training speaker shares a base
 voice with a dev or test speaker (a mixture is not a stranger to its
 parents: its GE2E cosine to a parent is 0.85-0.97).
 
-A corpus in another language (``es``, ``fr``, ``it``: :data:`LANGUAGES`) keeps
+A corpus in another language (``es``, ``fr``, ``it``, ``zh``, ``ja``:
+:data:`~voxanon.data.layout.CORPUS_LANGUAGES`) keeps
 that rule with the roles of the packs swapped: its evaluation base voices are
-the packs made for that language (``e*``, ``f*``, ``i*``), all of them, and
+the packs made for that language (``e*``, ``f*``, ``i*``, ``z*``, ``j*``), all of them, and
 its training base voices are every other pack reading that language, except
 the packs of the same voice in another language: a pack's name after the
 underscore names its voice, and ``pf_dora``, ``pm_alex``, ``pm_santa`` are
@@ -47,7 +48,6 @@ from voxanon.models.tts.kokoro_g2p import PACK_LANGUAGES
 
 ENGINE = "kokoro"
 ENGLISH_PREFIXES = ("a", "b")
-LANGUAGES = CORPUS_LANGUAGES
 #: fewest dev (and test) speakers a gender of a language corpus needs: a trial list needs a non-target speaker
 MIN_SPLIT_SPEAKERS = 2
 MIX_RANGE = (0.3, 0.7)
@@ -125,10 +125,10 @@ def assign_speakers(packs: list[str], need: dict[str, int], seed: int,
     ------
     CorpusPlanError
         The installed packs cannot supply that many speakers of a gender (English), or no gender has enough
-        (another language); the language is not one of :data:`LANGUAGES`.
+        (another language); the language is not one of :data:`~voxanon.data.layout.CORPUS_LANGUAGES`.
     """
-    if language not in LANGUAGES:
-        raise CorpusPlanError(f"no Kokoro corpus in {language!r}; choose one of {', '.join(LANGUAGES)}")
+    if language not in CORPUS_LANGUAGES:
+        raise CorpusPlanError(f"no Kokoro corpus in {language!r}; choose one of {', '.join(CORPUS_LANGUAGES)}")
     out: dict[str, list[Speaker]] = {name: [] for name in need}
     for gender in ("f", "m"):
         eval_bases, train_bases = split_packs(packs, gender, seed, language)
