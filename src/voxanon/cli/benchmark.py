@@ -119,7 +119,7 @@ def register(commands) -> None:
                         "leaderboard; hours); conditions: the default again under "
                         "telephone, noise10 and reverb600, each on the input and the output (privacy and WER; "
                         "about six more main jobs); multilingual: the default's corpus size, attackers and measures "
-                        "for mcadams and world on a Spanish corpus (--language fr or it for those), Whisper base "
+                        "for mcadams and world on a Spanish corpus (--language fr, it, zh or ja for those), Whisper base "
                         "in that language; full: every offline anonymizer (kNN-VC included), the default-size Kokoro "
                         "corpus, VPC-recipe ECAPA, plus content privacy (C-EER) and SER and ASR learnability "
                         "(hours; not in default: they add the ASR of each training set and 5 SER trainings and a "
