@@ -37,6 +37,11 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("--language chooses the offline corpus a run builds; with --data the corpus's own "
                               "language (its corpus.json) is used: leave --language out")
         profile = dataclasses.replace(profile, corpus_language=args.language)
+    if args.accented:
+        if args.data:
+            raise ConfigError("--accented chooses the speakers of the offline corpus a run builds; with --data "
+                              "the corpus's own speakers are used: leave --accented out")
+        profile = dataclasses.replace(profile, corpus_accented=True)
     try:
         systems = [parse_system(s) for s in args.systems] if args.systems else default_systems(profile)
     except ValueError as exc:  # a --system that does not parse
@@ -146,6 +151,10 @@ def register(commands) -> None:
                    help="build the offline corpus in this language (`voxanon data synth --language`; default: the "
                         "profile's, English except in the multilingual profile); the ASR, its normalisation and "
                         "WER or CER follow the corpus's language")
+    p.add_argument("--accented", action="store_true",
+                   help="build the offline corpus with accented speakers (`voxanon data synth --accented`): with a "
+                        "language other than English, other languages' voices fill dev and test up to the size's "
+                        "count")
     p.add_argument("--asr", default=None,
                    help="ASR backend spec (default: whisper-tiny for an English corpus, whisper-base:<language> for "
                         "another)")

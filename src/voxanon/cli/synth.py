@@ -14,7 +14,7 @@ def run(args: argparse.Namespace) -> int:
     size = args.size or ("default" if args.engine == "kokoro" else "small")
     desc = build_corpus(args.out, size=size, seed=args.seed, jobs=args.jobs, quiet=args.quiet,
                         real=not args.no_real, engine=args.engine, topics=args.topics, emotion=args.emotion,
-                        language=args.language)
+                        language=args.language, accented=args.accented)
     if not args.quiet:
         for name, stats in desc["sets"].items():
             trials = stats.get("trials")
@@ -53,6 +53,10 @@ def register(commands) -> None:
                         "Asterisk's prompt texts (CC-BY-SA-3.0; data/real adds its recorded prompts) or, in zh and "
                         "ja, sentences written for voxanon (CC0; no recorded speech); a gender without a pack has "
                         "no dev/test speakers (French: female trials only)")
+    p.add_argument("--accented", action="store_true",
+                   help="with --language: fill dev and test up to the size's speaker count with other languages' "
+                        "Kokoro voices reading the language (a seeded half of them and their mixtures; the "
+                        "training side keeps the other half), so that every gender has that many speakers")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--quiet", action="store_true")

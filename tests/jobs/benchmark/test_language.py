@@ -98,6 +98,10 @@ def test_a_character_language_heads_its_columns_cer(tmp_path):
     write_outputs(tmp_path, results)
     page = (tmp_path / "report.html").read_text()
     assert "The corpus is in zh: utility is the CER" in page and "ranks by CER and UAR" in page
+    assert "accented speakers" not in page
+    accented = dataclasses.replace(results.data, description={**results.data.description, "accented": True})
+    write_outputs(tmp_path, dataclasses.replace(results, data=accented))
+    assert "accented speakers: other languages' voices" in (tmp_path / "report.html").read_text()
     english = benchmark_results()
     assert {c.name: c for c in summarize(english).columns}["wer"].cli == "WER %"
     assert wer_result(3.0).unit == "word"
@@ -117,8 +121,15 @@ def test_the_multilingual_profile_builds_a_spanish_corpus_in_a_folder_of_its_own
     assert Benchmark(out=tmp_path, profile=PROFILES["default"], systems=[])._layout() == corpus  # English: reused
     assert Benchmark(out=tmp_path, profile=profile, systems=[])._layout().name == "corpus-kokoro-small-seed0-es"
     assert built == [("corpus-kokoro-small-seed0-es", {"size": "small", "seed": 0, "jobs": None, "quiet": False,
-                                                       "engine": "kokoro", "language": "es"})]
+                                                       "engine": "kokoro", "language": "es", "accented": False})]
     assert "needs language es (it holds en)" in capsys.readouterr().out
+    (corpus / "corpus.json").write_text(json.dumps({"engine": "kokoro", "size_name": "small", "seed": 0,
+                                                    "language": "es"}))
+    accented = dataclasses.replace(profile, corpus_accented=True)
+    assert Benchmark(out=tmp_path, profile=profile, systems=[])._layout() == corpus  # the Spanish corpus: reused
+    assert Benchmark(out=tmp_path, profile=accented, systems=[])._layout().name == "corpus-kokoro-small-seed0-es-accented"
+    assert built[-1][1]["accented"] is True
+    assert "needs accented speakers True (it holds False)" in capsys.readouterr().out
 
 
 def test_the_cli_language_sets_the_corpus_and_is_refused_beside_data(tmp_path, monkeypatch):
@@ -127,10 +138,15 @@ def test_the_cli_language_sets_the_corpus_and_is_refused_beside_data(tmp_path, m
     profiles = fake_benchmark(monkeypatch, benchmark_results())
     args = dict(quick=False, profile="multilingual", systems=None, out=str(tmp_path), seed=0, jobs=1, asr=None,
                 encoder="ge2e", quiet=True, add_evaluators=None, conditions=None, condition_on=None)
-    cli_benchmark.run(argparse.Namespace(**args, data=None, language="it"))
+    cli_benchmark.run(argparse.Namespace(**args, data=None, language="it", accented=False))
     assert profiles[0].corpus_language == "it" and profiles[0].name == "multilingual"
+    assert not profiles[0].corpus_accented
+    cli_benchmark.run(argparse.Namespace(**args, data=None, language="it", accented=True))
+    assert profiles[1].corpus_language == "it" and profiles[1].corpus_accented
     with pytest.raises(ConfigError, match="with --data the corpus's own language"):
-        cli_benchmark.run(argparse.Namespace(**args, data=str(tmp_path), language="fr"))
+        cli_benchmark.run(argparse.Namespace(**args, data=str(tmp_path), language="fr", accented=False))
+    with pytest.raises(ConfigError, match="with --data the corpus's own speakers"):
+        cli_benchmark.run(argparse.Namespace(**args, data=str(tmp_path), language=None, accented=True))
 
 
 def test_a_language_corpus_checks_its_words_on_real_speech(tmp_path):

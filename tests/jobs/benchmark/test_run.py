@@ -241,7 +241,8 @@ def test_summary_csv_and_cli_table_lead_with_the_strongest_attacker(tmp_path, mo
     profiles = fake_benchmark(monkeypatch, results)
     args = argparse.Namespace(quick=True, profile="quick", systems=["original", "a"], out=str(tmp_path), data=None,
                               seed=0, jobs=1, asr="x", encoder="ge2e", quiet=True, add_evaluators=["content"],
-                              conditions=None, condition_on=None, language=None)
+                              conditions=None, condition_on=None, language=None,
+                              accented=False)
     cli_benchmark.run(args)
     assert profiles[0].extra_evaluators == ("content",) and profiles[0].rungs == PROFILES["quick"].rungs
     lines = capsys.readouterr().out.splitlines()
@@ -279,7 +280,8 @@ def test_a_second_recogniser_gets_its_own_column_beside_the_runs_wer(tmp_path, m
         "B", (), {"run": lambda self: results, "summary": summarize(results)})())
     args = argparse.Namespace(quick=False, profile="neural", systems=None, out=str(tmp_path), data=None,
                               seed=0, jobs=1, asr="x", encoder="ge2e", quiet=True, add_evaluators=None,
-                              conditions=None, condition_on=None, language=None)
+                              conditions=None, condition_on=None, language=None,
+                              accented=False)
     cli_benchmark.run(args)
     lines = capsys.readouterr().out.splitlines()
     header = next(line for line in lines if line.startswith("system"))

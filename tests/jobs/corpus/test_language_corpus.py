@@ -10,7 +10,7 @@ from voxanon.data.debian_clips import find_clips, prompt_clips, prompt_sentences
 from voxanon.data.kaldi import read_data_dir
 from voxanon.data.sentences import WRITTEN_LANGUAGES, load_written_sentences
 from voxanon.jobs.corpus.build import build_corpus
-from voxanon.jobs.corpus.kokoro_speakers import assign_speakers, split_packs
+from voxanon.jobs.corpus.kokoro_speakers import assign_speakers, split_packs, voice_name
 from voxanon.jobs.corpus.sets import (
     KOKORO_SIZES,
     CorpusPlanError,
@@ -74,6 +74,37 @@ def test_french_has_no_male_dev_or_test_speakers_and_a_language_without_packs_is
         assign_speakers([p for p in PACKS if p[0] != "f"], speaker_needs(KOKORO_SIZES["small"]), 0, "fr")
     with pytest.raises(CorpusPlanError, match="choose one of en, es, fr, it, zh, ja"):
         assign_speakers(PACKS, speaker_needs(KOKORO_SIZES["small"]), 0, "de")
+
+
+@pytest.mark.parametrize("language", ["es", "fr", "ja"])
+def test_accented_speakers_fill_dev_and_test_after_the_languages_own_and_train_on_other_voices(language):
+    need = speaker_needs(KOKORO_SIZES["small"])
+    native = assign_speakers(PACKS, need, 0, language)
+    speakers = assign_speakers(PACKS, need, 0, language, accented=True)
+    own, _ = zip(*(split_packs(PACKS, g, 0, language) for g in ("f", "m")))
+    own = {p for packs in own for p in packs}
+    for gender in ("f", "m"):
+        for split in ("dev", "test"):
+            mine = [s for s in speakers[split] if s.gender == gender]
+            assert len(mine) == need[split]                              # the size's count, whatever the packs
+            before = [s.spk for s in native[split] if s.gender == gender]
+            assert [s.spk for s in mine[:len(before)]] == before         # the language's own speakers come first
+            for s in mine[len(before):]:                                 # then other languages' voices, unwarped
+                assert s.warp == 1.0 and not set(s.parents) & own and all(p[1] == gender for p in s.parents)
+    dev_test = {voice_name(p) for name in ("dev", "test") for s in speakers[name] for p in s.parents}
+    trained = {voice_name(p) for name in ("train", "emo") for s in speakers[name] for p in s.parents}
+    assert not dev_test & trained                                        # by voice: pf_dora is ef_dora
+    assert len(speakers["train"]) == 2 * need["train"]
+    assert assign_speakers(PACKS, need, 0, language, accented=True) == speakers  # seeded
+    assert assign_speakers(PACKS, need, 1, language, accented=True) != speakers
+
+
+def test_accented_speakers_need_another_language_and_enough_training_voices(tmp_path):
+    with pytest.raises(CorpusPlanError, match="English corpus's speakers are English voices"):
+        build_corpus(tmp_path / "a", engine="kokoro", accented=True)
+    assert not any(tmp_path.iterdir())
+    with pytest.raises(CorpusPlanError, match="without accented speakers"):   # large: 130 training speakers
+        assign_speakers(PACKS, speaker_needs(KOKORO_SIZES["large"]), 0, "es", accented=True)
 
 
 def test_english_speakers_are_not_warped():
@@ -141,13 +172,16 @@ def test_a_language_needs_the_kokoro_engine_and_no_topics(tmp_path):
 @installed
 @prompts
 @pytest.mark.slow
-@pytest.mark.parametrize("language, genders, real", [("es", ["f", "m"], "asterisk-allison-es"), ("fr", ["f"], None),
-                                                     ("ja", ["f", "m"], None)])
-def test_tiny_corpus_records_its_language_and_trials_of_the_genders_it_has(tmp_path, language, genders, real):
+@pytest.mark.parametrize("language, genders, real, accented", [("es", ["f", "m"], "asterisk-allison-es", False),
+                                                               ("fr", ["f"], None, False), ("ja", ["f", "m"], None, False),
+                                                               ("fr", ["f", "m"], None, True)])
+def test_tiny_corpus_records_its_language_and_trials_of_the_genders_it_has(tmp_path, language, genders, real,
+                                                                          accented):
     desc = build_corpus(tmp_path, size="tiny", engine="kokoro", language=language, jobs=2, quiet=True,
-                        emotion="styles", real=real is not None)
+                        emotion="styles", real=real is not None, accented=accented)
     saved = json.loads((tmp_path / "corpus.json").read_text())
     assert saved == json.loads(json.dumps(desc))
+    assert saved.get("accented", False) == accented and ("(accented)" in saved["speaker_design"]) == accented
     assert (saved["language"], saved["error_unit"], saved["genders"]) == (language, error_unit(language), genders)
     assert ("no male speakers" in saved["genders_note"]) == (genders == ["f"])
     written = language in WRITTEN_LANGUAGES

