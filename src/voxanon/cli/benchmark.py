@@ -37,11 +37,14 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("--language chooses the offline corpus a run builds; with --data the corpus's own "
                               "language (its corpus.json) is used: leave --language out")
         profile = dataclasses.replace(profile, corpus_language=args.language)
-    if args.accented:
+    if args.accented is not None:
         if args.data:
             raise ConfigError("--accented chooses the speakers of the offline corpus a run builds; with --data "
                               "the corpus's own speakers are used: leave --accented out")
-        profile = dataclasses.replace(profile, corpus_accented=True)
+        if args.accented and profile.corpus_language == "en":
+            raise ConfigError("--accented: accented speakers are other languages' voices reading the corpus's "
+                              "language; give --language (or --profile multilingual)")
+        profile = dataclasses.replace(profile, corpus_accented=args.accented)
     try:
         systems = [parse_system(s) for s in args.systems] if args.systems else default_systems(profile)
     except ValueError as exc:  # a --system that does not parse
@@ -124,8 +127,8 @@ def register(commands) -> None:
                         "leaderboard; hours); conditions: the default again under "
                         "telephone, noise10 and reverb600, each on the input and the output (privacy and WER; "
                         "about six more main jobs); multilingual: the default's corpus size, attackers and measures "
-                        "for mcadams and world on a Spanish corpus (--language fr, it, zh or ja for those), Whisper base "
-                        "in that language; full: every offline anonymizer (kNN-VC included), the default-size Kokoro "
+                        "for mcadams and world on a Spanish corpus (--language fr, it, zh or ja for those; other "
+                        "languages' voices fill dev and test: --accented), Whisper base in that language; full: every offline anonymizer (kNN-VC included), the default-size Kokoro "
                         "corpus, VPC-recipe ECAPA, plus content privacy (C-EER) and SER and ASR learnability "
                         "(hours; not in default: they add the ASR of each training set and 5 SER trainings and a "
                         "CTC training per system, past its time budget)")
@@ -151,10 +154,11 @@ def register(commands) -> None:
                    help="build the offline corpus in this language (`voxanon data synth --language`; default: the "
                         "profile's, English except in the multilingual profile); the ASR, its normalisation and "
                         "WER or CER follow the corpus's language")
-    p.add_argument("--accented", action="store_true",
-                   help="build the offline corpus with accented speakers (`voxanon data synth --accented`): with a "
-                        "language other than English, other languages' voices fill dev and test up to the size's "
-                        "count")
+    p.add_argument("--accented", action=argparse.BooleanOptionalAction, default=None,
+                   help="build a corpus in another language than English with accented speakers (`voxanon data "
+                        "synth --accented`): other languages' voices reading it fill dev and test up to the size's "
+                        "count (default: the profile's; the multilingual profile's are accented, --no-accented "
+                        "keeps the language's own voices alone)")
     p.add_argument("--asr", default=None,
                    help="ASR backend spec (default: whisper-tiny for an English corpus, whisper-base:<language> for "
                         "another)")

@@ -251,7 +251,7 @@ def test_the_cli_passes_the_conditions_and_prints_them_beside_the_clean_numbers(
     results = replace(results, ranking=rank(summarize(results).rows))
     profiles = fake_benchmark(monkeypatch, results)
     args = dict(quick=True, profile="quick", systems=None, out=str(tmp_path), data=None, seed=0, jobs=1, asr="x",
-                encoder="ge2e", quiet=True, add_evaluators=None, language=None, accented=False)
+                encoder="ge2e", quiet=True, add_evaluators=None, language=None, accented=None)
     cli_benchmark.run(argparse.Namespace(**args, conditions="noise10,reverb", condition_on="output"))
     assert (profiles[0].conditions, profiles[0].condition_places) == (("noise10", "reverb600"), ("output",))
     printed = capsys.readouterr().out

@@ -112,6 +112,7 @@ def test_the_multilingual_profile_builds_a_spanish_corpus_in_a_folder_of_its_own
 
     profile = PROFILES["multilingual"]
     assert (profile.corpus_language, profile.systems, profile.check_asrs) == ("es", ("mcadams", "world"), ())
+    assert profile.corpus_accented
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "corpus.json").write_text(json.dumps({"engine": "kokoro", "size_name": "small", "seed": 0}))
@@ -119,17 +120,20 @@ def test_the_multilingual_profile_builds_a_spanish_corpus_in_a_folder_of_its_own
     monkeypatch.setattr(build, "build_corpus", lambda root, **kw: built.append((root.name, kw)))
     monkeypatch.setattr(pipeline, "find_layout", lambda root: root)
     assert Benchmark(out=tmp_path, profile=PROFILES["default"], systems=[])._layout() == corpus  # English: reused
-    assert Benchmark(out=tmp_path, profile=profile, systems=[])._layout().name == "corpus-kokoro-small-seed0-es"
-    assert built == [("corpus-kokoro-small-seed0-es", {"size": "small", "seed": 0, "jobs": None, "quiet": False,
-                                                       "engine": "kokoro", "language": "es", "accented": False})]
-    assert "needs language es (it holds en)" in capsys.readouterr().out
+    english = dataclasses.replace(profile, corpus_language="en")  # accented means nothing in English
+    assert Benchmark(out=tmp_path, profile=english, systems=[])._layout() == corpus
+    name = "corpus-kokoro-small-seed0-es-accented"
+    assert Benchmark(out=tmp_path, profile=profile, systems=[])._layout().name == name
+    assert built == [(name, {"size": "small", "seed": 0, "jobs": None, "quiet": False, "engine": "kokoro",
+                             "language": "es", "accented": True})]
+    assert "needs language es (it holds en), accented speakers True (it holds False)" in capsys.readouterr().out
     (corpus / "corpus.json").write_text(json.dumps({"engine": "kokoro", "size_name": "small", "seed": 0,
-                                                    "language": "es"}))
-    accented = dataclasses.replace(profile, corpus_accented=True)
-    assert Benchmark(out=tmp_path, profile=profile, systems=[])._layout() == corpus  # the Spanish corpus: reused
-    assert Benchmark(out=tmp_path, profile=accented, systems=[])._layout().name == "corpus-kokoro-small-seed0-es-accented"
-    assert built[-1][1]["accented"] is True
-    assert "needs accented speakers True (it holds False)" in capsys.readouterr().out
+                                                    "language": "es", "accented": True}))
+    native = dataclasses.replace(profile, corpus_accented=False)
+    assert Benchmark(out=tmp_path, profile=profile, systems=[])._layout() == corpus  # the accented corpus: reused
+    assert Benchmark(out=tmp_path, profile=native, systems=[])._layout().name == "corpus-kokoro-small-seed0-es"
+    assert built[-1][1]["accented"] is False
+    assert "needs accented speakers False (it holds True)" in capsys.readouterr().out
 
 
 def test_the_cli_language_sets_the_corpus_and_is_refused_beside_data(tmp_path, monkeypatch):
@@ -138,15 +142,18 @@ def test_the_cli_language_sets_the_corpus_and_is_refused_beside_data(tmp_path, m
     profiles = fake_benchmark(monkeypatch, benchmark_results())
     args = dict(quick=False, profile="multilingual", systems=None, out=str(tmp_path), seed=0, jobs=1, asr=None,
                 encoder="ge2e", quiet=True, add_evaluators=None, conditions=None, condition_on=None)
-    cli_benchmark.run(argparse.Namespace(**args, data=None, language="it", accented=False))
+    cli_benchmark.run(argparse.Namespace(**args, data=None, language="it", accented=None))
     assert profiles[0].corpus_language == "it" and profiles[0].name == "multilingual"
-    assert not profiles[0].corpus_accented
-    cli_benchmark.run(argparse.Namespace(**args, data=None, language="it", accented=True))
-    assert profiles[1].corpus_language == "it" and profiles[1].corpus_accented
+    assert profiles[0].corpus_accented                                   # the profile's
+    cli_benchmark.run(argparse.Namespace(**args, data=None, language="it", accented=False))
+    assert profiles[1].corpus_language == "it" and not profiles[1].corpus_accented
     with pytest.raises(ConfigError, match="with --data the corpus's own language"):
-        cli_benchmark.run(argparse.Namespace(**args, data=str(tmp_path), language="fr", accented=False))
+        cli_benchmark.run(argparse.Namespace(**args, data=str(tmp_path), language="fr", accented=None))
     with pytest.raises(ConfigError, match="with --data the corpus's own speakers"):
         cli_benchmark.run(argparse.Namespace(**args, data=str(tmp_path), language=None, accented=True))
+    with pytest.raises(ConfigError, match="give --language"):
+        cli_benchmark.run(argparse.Namespace(**{**args, "profile": "default"}, data=None, language=None,
+                                             accented=True))
 
 
 def test_a_language_corpus_checks_its_words_on_real_speech(tmp_path):

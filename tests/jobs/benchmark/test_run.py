@@ -242,7 +242,7 @@ def test_summary_csv_and_cli_table_lead_with_the_strongest_attacker(tmp_path, mo
     args = argparse.Namespace(quick=True, profile="quick", systems=["original", "a"], out=str(tmp_path), data=None,
                               seed=0, jobs=1, asr="x", encoder="ge2e", quiet=True, add_evaluators=["content"],
                               conditions=None, condition_on=None, language=None,
-                              accented=False)
+                              accented=None)
     cli_benchmark.run(args)
     assert profiles[0].extra_evaluators == ("content",) and profiles[0].rungs == PROFILES["quick"].rungs
     lines = capsys.readouterr().out.splitlines()
@@ -281,7 +281,7 @@ def test_a_second_recogniser_gets_its_own_column_beside_the_runs_wer(tmp_path, m
     args = argparse.Namespace(quick=False, profile="neural", systems=None, out=str(tmp_path), data=None,
                               seed=0, jobs=1, asr="x", encoder="ge2e", quiet=True, add_evaluators=None,
                               conditions=None, condition_on=None, language=None,
-                              accented=False)
+                              accented=None)
     cli_benchmark.run(args)
     lines = capsys.readouterr().out.splitlines()
     header = next(line for line in lines if line.startswith("system"))

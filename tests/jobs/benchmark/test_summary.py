@@ -36,7 +36,7 @@ def test_the_printed_table_of_the_quick_job_is_unchanged(tmp_path, monkeypatch, 
     args = argparse.Namespace(quick=True, profile="quick", systems=None, out=str(tmp_path), data=None, seed=0,
                               jobs=1, asr="whisper-tiny", encoder="ge2e", quiet=True, add_evaluators=None,
                               conditions=None, condition_on=None, language=None,
-                              accented=False)
+                              accented=None)
     cli_benchmark.run(args)
     printed = capsys.readouterr().out
     assert (FIXTURES / "quick_table.txt").read_text() in printed

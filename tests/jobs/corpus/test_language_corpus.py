@@ -99,9 +99,13 @@ def test_accented_speakers_fill_dev_and_test_after_the_languages_own_and_train_o
     assert assign_speakers(PACKS, need, 1, language, accented=True) != speakers
 
 
-def test_accented_speakers_need_another_language_and_enough_training_voices(tmp_path):
+def test_accented_speakers_need_another_language_and_enough_training_voices(tmp_path, capsys):
+    from voxanon.cli import main
+
     with pytest.raises(CorpusPlanError, match="English corpus's speakers are English voices"):
         build_corpus(tmp_path / "a", engine="kokoro", accented=True)
+    assert main(["data", "synth", str(tmp_path / "b"), "--accented", "--size", "tiny"]) == 3  # the CLI passes it
+    assert "English corpus's speakers are English voices" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
     with pytest.raises(CorpusPlanError, match="without accented speakers"):   # large: 130 training speakers
         assign_speakers(PACKS, speaker_needs(KOKORO_SIZES["large"]), 0, "es", accented=True)

@@ -253,7 +253,8 @@ class Benchmark:
         from voxanon.jobs.corpus.build import build_corpus
 
         want = {"engine": self.profile.corpus_engine, "size_name": self.profile.corpus_size, "seed": self.seed}
-        language, accented = self.profile.corpus_language, self.profile.corpus_accented
+        language = self.profile.corpus_language
+        accented = self.profile.corpus_accented and language != "en"  # an English corpus's voices are English
         root = self.out / "corpus"
         if (root / CORPUS_FILE).is_file():
             built = json.loads((root / CORPUS_FILE).read_text(encoding="utf-8"))
