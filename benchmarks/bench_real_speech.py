@@ -24,12 +24,16 @@ same leave-one-out cosine: how much a speaker's own utterances agree).
 
 ``--language es|fr|it`` takes that language's Asterisk prompts instead (8 kHz telephone speech of one speaker)
 and scores them with multilingual Whisper base told the language: what an anonymizer built on English models
-(an English content encoder, ASR or TTS) costs on other languages.
+(an English content encoder, ASR or TTS) costs on other languages. ``--data DIR`` takes ``--prompts`` utterances
+of a data directory instead (drawn with the same fixed seed), in the language ``--language`` names: no recorded
+Chinese or Japanese speech is offline, so for those languages it is a corpus's synthetic speech
+(``voxanon data synth --language zh``; its ``data/test_trials_f``), scored in characters (CER).
 
 Usage::
 
     VOXANON_CACHE=... python benchmarks/bench_real_speech.py OUT --methods knnvc b5 b6 embedding [--twice]
         [--param knnvc:k=4] [--prompts 60] [--jobs 1] [--seeds 0 1 2] [--language fr]
+    python benchmarks/bench_real_speech.py OUT --methods cascade --language zh --data CORPUS/data/test_trials_f
 """
 
 from __future__ import annotations
@@ -52,15 +56,23 @@ from voxanon.data.debian_clips import (
     prompt_clips,
 )
 from voxanon.data.kaldi import read_data_dir, write_data_dir
+from voxanon.data.layout import CORPUS_LANGUAGES
 
 WIDEBAND = ("librivox-ss01", "pocketsphinx-cards")
 
 
-def build_set(out: Path, prompts: int, seed: int = 0, language: str = "en") -> Path:
+def build_set(out: Path, prompts: int, seed: int = 0, language: str = "en", source: Path | None = None) -> Path:
     """The evaluation data directory ``out/data`` (converted once, then reused): in English the wideband clips
-    and ``prompts`` of Asterisk's prompts, in another language ``prompts`` of that language's prompts."""
+    and ``prompts`` of Asterisk's prompts, in another language ``prompts`` of that language's prompts; with a
+    ``source`` data directory, ``prompts`` of its utterances."""
     data_dir = out / "data"
     if (data_dir / "wav.scp").is_file():
+        return data_dir
+    if source is not None:
+        data = read_data_dir(source)
+        utts = sorted(data.wav_scp)
+        pick = np.random.default_rng(seed).choice(len(utts), size=min(prompts, len(utts)), replace=False)
+        write_data_dir(data.subset([utts[i] for i in sorted(pick)]), data_dir)
         return data_dir
     clips = [c for c in find_clips() if c.speaker in WIDEBAND] if language == "en" else []
     pool = prompt_clips(language=language)
@@ -91,14 +103,15 @@ def anonymize(method: str, params: list[str], data_dir: Path, out: Path, jobs: i
 
 
 def leave_one_out_cosine(emb: np.ndarray, ref: np.ndarray, speakers: list[str]) -> np.ndarray:
-    """Cosine of each row of ``emb`` to the mean of ``ref``'s other rows of the same speaker."""
+    """Cosine of each row of ``emb`` to the mean of ``ref``'s other rows of the same speaker (NaN for a speaker's
+    only row)."""
     unit = lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True)  # noqa: E731
     emb, ref = unit(emb), unit(ref)
     spk = np.array(speakers)
     out = []
     for i, s in enumerate(spk):
         others = (spk == s) & (np.arange(len(spk)) != i)
-        out.append(float(emb[i] @ unit(ref[others].mean(0))))
+        out.append(float(emb[i] @ unit(ref[others].mean(0))) if others.any() else np.nan)
     return np.array(out)
 
 
@@ -131,7 +144,8 @@ def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.nd
             wide_wer = wer([refs[i] for i in wide], [hyps[i] for i in wide], normalization, unit)
             row[f"wer16k_{name}"] = round(wide_wer.wer, 2)
     emb = ge2e.embed(wavs, 16000)
-    row["cosine_to_source"] = round(float(leave_one_out_cosine(emb, ref_emb, [data.utt2spk[u] for u in utts]).mean()), 3)
+    cosines = leave_one_out_cosine(emb, ref_emb, [data.utt2spk[u] for u in utts])
+    row["cosine_to_source"] = round(float(np.nanmean(cosines)), 3) if np.isfinite(cosines).any() else None
     return row, results
 
 
@@ -141,7 +155,7 @@ def seed_mean(rows: list[dict], results: list[dict], original: dict) -> dict:
     from voxanon.metrics import wer_ratio_ci
 
     row = {key: round(float(np.mean([r[key] for r in rows])), 3 if key == "cosine_to_source" else 2)
-           for key in rows[0] if key.startswith(("wer", "cosine"))}
+           for key in rows[0] if key.startswith(("wer", "cosine")) and rows[0][key] is not None}
     for name in original:
         ci = wer_ratio_ci([r[name] for r in results], original[name])
         row[f"ratio_{name}"] = [round(v, 2) for v in (ci.estimate, ci.low, ci.high)]
@@ -158,15 +172,21 @@ def main() -> None:
     ap.add_argument("--twice", action="store_true", help="run each method twice (first run, then cached)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="anonymization seeds (more than one: "
                                                                        "a row per seed and a row of their mean)")
-    ap.add_argument("--language", default="en", choices=sorted(PROMPT_SPEAKERS),
+    ap.add_argument("--language", default="en", choices=sorted(CORPUS_LANGUAGES),
                     help="en: the wideband clips and English prompts, scored by Whisper tiny.en and pocketsphinx; "
-                         "es, fr, it: that language's Asterisk prompts, scored by multilingual Whisper base")
+                         "es, fr, it: that language's Asterisk prompts, scored by multilingual Whisper base; "
+                         "zh, ja: with --data only")
+    ap.add_argument("--data", type=Path, help="a data directory in --language to draw the utterances from, "
+                                              "instead of the recorded prompts")
     args = ap.parse_args()
+    if args.data is None and args.language not in PROMPT_SPEAKERS:
+        ap.error(f"no recorded {args.language!r} speech is offline: give --data (e.g. a corpus's test_trials_f)")
 
+    from voxanon.metrics.text import error_unit
     from voxanon.models.asr import load_asr
     from voxanon.models.speaker import load_encoder
 
-    data_dir = build_set(args.out, args.prompts, language=args.language)
+    data_dir = build_set(args.out, args.prompts, language=args.language, source=args.data)
     data = read_data_dir(data_dir)
     seconds = sum(len(load_audio(p)[0]) / 16000 for p in data.wav_scp.values())
     words = sum(len(t.split()) for t in data.text.values())
@@ -200,20 +220,20 @@ def main() -> None:
     (args.out / "results.json").write_text(json.dumps({"utterances": len(data.wav_scp), "seconds": round(seconds, 1),
                                                        "words": words, "language": args.language, "rows": rows},
                                                       indent=1))
-    print(markdown_table(rows, list(asrs)))
+    print(markdown_table(rows, list(asrs), "CER" if error_unit(args.language) == "char" else "WER"))
 
 
-def markdown_table(rows: dict[str, dict], asrs: list[str]) -> str:
-    """The rows as a markdown table: each recogniser's WER (16 kHz part, where there is one), the first one's
-    ratio to the original's, the GE2E cosine and the RTF."""
+def markdown_table(rows: dict[str, dict], asrs: list[str], rate: str = "WER") -> str:
+    """The rows as a markdown table: each recogniser's error rate ``rate`` (16 kHz part, where there is one), the
+    first one's ratio to the original's, the GE2E cosine and the RTF."""
     part = " (16 kHz part)" if any(key.startswith("wer16k_") for r in rows.values() for key in r) else ""
-    header = ["method"] + [f"{a} WER %{part}" for a in asrs[:1]] + ["x original [95 % CI]"] + [
-        f"{a} WER %{part}" for a in asrs[1:]] + ["GE2E cosine to source", "RTF"]
+    header = ["method"] + [f"{a} {rate} %{part}" for a in asrs[:1]] + ["x original [95 % CI]"] + [
+        f"{a} {rate} %{part}" for a in asrs[1:]] + ["GE2E cosine to source", "RTF"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, r in rows.items():
         rates = {a: f"{r[f'wer_{a}']}" + (f" ({r[f'wer16k_{a}']})" if f"wer16k_{a}" in r else "") for a in asrs}
         ratio = "{} [{}, {}]".format(*r[f"ratio_{asrs[0]}"]) if f"ratio_{asrs[0]}" in r else "-"
-        cells = [label, rates[asrs[0]], ratio, *(rates[a] for a in asrs[1:]), str(r["cosine_to_source"]),
+        cells = [label, rates[asrs[0]], ratio, *(rates[a] for a in asrs[1:]), str(r.get("cosine_to_source") or "-"),
                  " / ".join(map(str, r.get("rtf", ["-"])))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
