@@ -182,7 +182,6 @@ def main() -> None:
     if args.data is None and args.language not in PROMPT_SPEAKERS:
         ap.error(f"no recorded {args.language!r} speech is offline: give --data (e.g. a corpus's test_trials_f)")
 
-    from voxanon.metrics.text import error_unit
     from voxanon.models.asr import load_asr
     from voxanon.models.speaker import load_encoder
 
@@ -220,7 +219,7 @@ def main() -> None:
     (args.out / "results.json").write_text(json.dumps({"utterances": len(data.wav_scp), "seconds": round(seconds, 1),
                                                        "words": words, "language": args.language, "rows": rows},
                                                       indent=1))
-    print(markdown_table(rows, list(asrs), "CER" if error_unit(args.language) == "char" else "WER"))
+    print(markdown_table(rows, list(asrs), next(iter(original.values())).error_rate_name))
 
 
 def markdown_table(rows: dict[str, dict], asrs: list[str], rate: str = "WER") -> str:
@@ -233,7 +232,7 @@ def markdown_table(rows: dict[str, dict], asrs: list[str], rate: str = "WER") ->
     for label, r in rows.items():
         rates = {a: f"{r[f'wer_{a}']}" + (f" ({r[f'wer16k_{a}']})" if f"wer16k_{a}" in r else "") for a in asrs}
         ratio = "{} [{}, {}]".format(*r[f"ratio_{asrs[0]}"]) if f"ratio_{asrs[0]}" in r else "-"
-        cells = [label, rates[asrs[0]], ratio, *(rates[a] for a in asrs[1:]), str(r.get("cosine_to_source") or "-"),
+        cells = [label, rates[asrs[0]], ratio, *(rates[a] for a in asrs[1:]), "-" if r.get("cosine_to_source") is None else str(r["cosine_to_source"]),
                  " / ".join(map(str, r.get("rtf", ["-"])))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
