@@ -31,7 +31,13 @@ from voxanon.models.asr.bottleneck import (
 )
 from voxanon.models.asr.ctc import greedy_decode, pad, text_to_ids
 from voxanon.training.acoustic_features import UttFeatures
-from voxanon.training.bottleneck import BottleneckEpoch, BottleneckSettings, Utterances, read_todo, validate
+from voxanon.training.bottleneck import (
+    BottleneckEpoch,
+    BottleneckSettings,
+    Utterances,
+    read_todo,
+    validate,
+)
 
 
 def test_projected_quantiser_picks_the_nearest_codeword_in_the_projected_space():

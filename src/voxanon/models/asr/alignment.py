@@ -19,6 +19,7 @@ import numpy as np
 from voxanon.audio.io import resample, to_pcm16
 from voxanon.metrics.text import normalize_spoken
 from voxanon.models.asr.base import AsrError
+from voxanon.models.asr.sphinx import decode_utterance, new_decoder
 
 #: the alignment's classes: CMUdict's 39 phones, then silence
 PHONES = ("AA", "AE", "AH", "AO", "AW", "AY", "B", "CH", "D", "DH", "EH", "ER", "EY", "F", "G", "HH", "IH", "IY", "JH",
@@ -35,11 +36,7 @@ class PhoneAligner:
     """pocketsphinx's forced aligner (one utterance at a time; 16 kHz, other rates resampled)."""
 
     def __init__(self) -> None:
-        try:
-            from pocketsphinx import Decoder
-        except ImportError as exc:
-            raise AsrError("phone alignment needs: pip install pocketsphinx") from exc
-        self.decoder = Decoder(loglevel="FATAL")
+        self.decoder = new_decoder()
         self.frame_rate = int(self.decoder.config["frate"])
 
     def words(self, text: str) -> list[str]:
@@ -58,9 +55,9 @@ class PhoneAligner:
         d = self.decoder
         try:
             d.set_align_text(" ".join(words))
-            self._decode(pcm)
+            decode_utterance(d, pcm)
             d.set_alignment()
-            self._decode(pcm)
+            decode_utterance(d, pcm)
             phones = [(p.name, p.start, p.duration) for p in d.get_alignment().phones()]
         except RuntimeError as exc:
             raise AsrError(f"cannot align {text!r}: {exc}") from exc
@@ -68,11 +65,6 @@ class PhoneAligner:
             raise AsrError(f"cannot align {text!r}: the aligner found no path through the audio")
         fr = self.frame_rate
         return [(_INDEX.get(name, SIL), start / fr, (start + dur) / fr) for name, start, dur in phones]
-
-    def _decode(self, pcm: bytes) -> None:
-        self.decoder.start_utt()
-        self.decoder.process_raw(pcm, full_utt=True)
-        self.decoder.end_utt()
 
 
 def frame_labels(segments: list[Segment], n_frames: int, frame_rate: float) -> np.ndarray:
