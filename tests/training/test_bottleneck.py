@@ -1,5 +1,5 @@
-"""The B5/B6 bottleneck learnt inside a CTC recogniser: the projected quantiser, the network, its training and
-``voxanon train asrbn --bottleneck``."""
+"""The B5/B6 bottleneck learnt inside a recogniser (of characters by CTC, or of each frame's phone): the projected
+quantiser, the network, its training and ``voxanon train asrbn --bottleneck``."""
 
 from __future__ import annotations
 
@@ -19,17 +19,25 @@ from voxanon.models.acoustic.features import normalize_content
 from voxanon.models.acoustic.inference import AcousticModel
 from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
 from voxanon.models.acoustic.vq import VectorQuantizer
+from voxanon.models.asr.alignment import PHONES, SIL
 from voxanon.models.asr.base import AsrError
 from voxanon.models.asr.bottleneck import (
     BottleneckConfig,
     BottleneckCtc,
     load_bottleneck,
     load_recogniser,
+    model_file,
     transcribe_codes,
 )
 from voxanon.models.asr.ctc import greedy_decode, pad, text_to_ids
 from voxanon.training.acoustic_features import UttFeatures
-from voxanon.training.bottleneck import Utterances, read_todo
+from voxanon.training.bottleneck import (
+    BottleneckEpoch,
+    BottleneckSettings,
+    Utterances,
+    read_todo,
+    validate,
+)
 
 
 def test_projected_quantiser_picks_the_nearest_codeword_in_the_projected_space():
@@ -80,6 +88,47 @@ def test_the_head_sees_only_codewords_and_the_projection_learns_through_them():
     assert net.project.weight.grad.abs().sum() > 0 and net.codebook.grad is None
     unquantised = net(x, lengths, quantise=False)
     assert (unquantised[2] == -1).all() and float(unquantised[3]) == 0
+
+
+def test_a_phone_head_maps_each_code_alone_to_the_phones(tmp_path):
+    torch.manual_seed(0)
+    net = BottleneckCtc(BottleneckConfig(12, dim=4, codebook_size=5, targets="phones")).eval()
+    x, lengths = torch.randn(2, 9, 12), torch.tensor([9, 6])
+    log_probs, out_len, codes, _ = net(x, lengths)
+    assert log_probs.shape == (2, 9, len(PHONES)) and out_len.tolist() == [9, 6]     # a phone score per frame
+    same = codes == codes[0, 0]
+    assert torch.allclose(log_probs[same], log_probs[0, 0].expand(int(same.sum()), -1))  # one code, one answer
+    # the saved form names the phones; it has no transcripts to give
+    torch.save(model_file(net, "whisper-tiny:3", {}), tmp_path / "phones.pt")
+    loaded, _ = load_recogniser(tmp_path / "phones.pt")
+    assert loaded.cfg.targets == "phones" and torch.allclose(loaded(x, lengths)[0], log_probs, atol=1e-2)
+    with pytest.raises(AsrError, match="trained on phones"):
+        transcribe_codes(tmp_path / "phones.pt", [np.zeros(16000, np.float32)], 16000)
+    with pytest.raises(AsrError, match="targets 'words'"):
+        BottleneckConfig(12, targets="words")
+
+
+def test_phone_frames_are_scored_by_cross_entropy_and_frame_error():
+    torch.manual_seed(0)
+    net = BottleneckCtc(BottleneckConfig(6, dim=4, codebook_size=5, targets="phones"))
+    items = [_features("a", 12), _features("b", 7), _features("unaligned", 9)]
+    segments = {"a": [(PHONES.index("AA"), 0.0, 0.5), (SIL, 0.5, 1.2)], "b": [(PHONES.index("S"), 0.2, 0.7)]}
+    data = Utterances.aligned(items, segments, {"a": "a", "b": "b", "unaligned": "c"}, frame_rate=10.0)
+    assert len(data) == 2 and data.targets[1].tolist() == [SIL, SIL] + [PHONES.index("S")] * 5
+    assert data.targets[0].tolist() == [PHONES.index("AA")] * 5 + [SIL] * 7
+    # the loss: mean cross-entropy over the 19 real frames, padding ignored
+    epoch = BottleneckEpoch(net, torch.optim.SGD(net.parameters(), lr=0.1), data, BottleneckSettings(), "cpu")
+    log_probs, out_len, _, _ = net(*pad(data.content))
+    by_hand = -torch.cat([log_probs[i, torch.arange(len(t)), torch.as_tensor(t)]
+                          for i, t in enumerate(data.targets)]).mean()
+    assert torch.allclose(epoch.head_loss(log_probs, out_len, data.targets), by_hand)
+    # the error rate: the share of frames whose best phone is wrong
+    net.eval()
+    wrong = sum(int((net(*pad([c]))[0][0].argmax(-1) != torch.as_tensor(t)).sum())
+                for c, t in zip(data.content, data.targets))
+    scores = validate(net, data, "cpu")
+    assert scores["val_fer"] == round(100 * wrong / 19, 2) and "val_cer" not in scores
+    assert set(validate(net, data, "cpu", quantise=False)) == {"warmup_fer"}
 
 
 def _features(utt: str, frames: int) -> UttFeatures:
@@ -179,3 +228,25 @@ def test_train_bottleneck_learns_resumes_exactly_and_feeds_asrbn(tmp_path, capsy
                for w in wavs]
     assert transcribe_codes(straight / "model.pt", wavs, 16000) == by_hand
 
+
+
+@pytest.mark.slow
+def test_train_bottleneck_on_aligned_phones_learns_and_aligns_once(tmp_path, capsys):
+    data = _librivox_dir(tmp_path)
+    out = tmp_path / "phones"
+    args = ["train", "bottleneck", str(data), "--valid", str(data), "--cache", str(tmp_path / "cache"), "--codebook",
+            "8", "--dim", "6", "--device", "cpu", "--threads", "1", "--jobs", "1", "--targets", "phones",
+            "--batch-size", "1", "--lr", "1e-2", "--out", str(out)]
+    assert main([*args, "--epochs", "6"]) == 0
+    assert "valid frame phone error" in capsys.readouterr().out
+    log = train_log(out)
+    assert log[-1]["ce"] < 0.7 * log[0]["ce"] and all("ctc" not in r for r in log)
+    assert all("warmup_fer" in r for r in log[:2]) and all(1 <= r["perplexity"] <= 8 for r in log[2:])
+    summary = json.loads((out / "model.json").read_text())
+    assert summary["best_val_fer"] == min(r["val_fer"] for r in log[2:]) and not summary["data"]["left_out"]
+    aligned = json.loads((out / "alignments.json").read_text())
+    assert sorted(aligned) == sorted(p.stem for p in LIBRIVOX.glob("*.flac"))
+    # a longer run aligns nothing again, and the decoder takes its quantiser
+    assert main([*args, "--epochs", "7"]) == 0
+    assert "phone alignment" not in capsys.readouterr().err
+    assert load_bottleneck(out / "model.pt").codebook.shape == (8, 6)

@@ -1,12 +1,13 @@
 """VPC 2024 baselines B5 and B6 offline: vector-quantised ASR content + pitch + a one-hot target speaker.
 
 The source's content (a Whisper tiny.en layer, the ASR encoder) is quantised
-to 48 codes by a bottleneck learnt inside a CTC recogniser (``voxanon train
-bottleneck``, as the VPC's codes come from an ASR model's bottleneck), its F3-VA
-relative pitch kept, and the acoustic model trained on those codes by ``voxanon
-train asrbn`` synthesises HiFi-GAN mels in the voice of one of its training
-speakers, drawn per utterance from the utterance's rng
-(``target`` fixes one); the universal HiFi-GAN (not fine-tuned) vocodes them.
+to 48 codes (the shipped ``b5``'s learnt to name each frame's phone by ``voxanon
+train bottleneck --targets phones``, as the VPC's codes come from an ASR
+model's bottleneck; the shipped ``b6``'s k-means), its F3-VA relative pitch
+kept, and the acoustic model trained on those codes by ``voxanon train asrbn``
+synthesises HiFi-GAN mels in the voice of one of its training speakers, drawn
+per utterance from the utterance's rng (``target`` fixes one); the universal
+HiFi-GAN (not fine-tuned) vocodes them.
 ``b5`` and ``b6`` differ only in the model they load (see docs/baselines.md).
 """
 

@@ -78,14 +78,17 @@ def run_bottleneck(args: argparse.Namespace) -> int:
                                   decay_epochs=args.decay_epochs,
                                   n_perturb=args.perturbed, max_valid=args.max_valid)
     summary = train_bottleneck(args.data_dirs, args.out, content=args.content, valid_dir=args.valid,
-                               cfg=BottleneckConfig(0, dim=args.dim, codebook_size=args.codebook),
+                               cfg=BottleneckConfig(0, dim=args.dim, codebook_size=args.codebook, targets=args.targets),
                                settings=settings, device=args.device, threads=args.threads, cache_dir=args.cache,
-                               command=shlex.join(["voxanon", *sys.argv[1:]]), quiet=args.quiet)
-    scored = [r for r in summary["history"] if "val_cer" in r]
-    best = min(scored, key=lambda r: r["val_cer"]) if scored else {}
-    print(f"{args.out}/model.pt: epoch {best.get('epoch')} of {summary['epochs_run']}, valid CER "
-          f"{best.get('val_cer')} % / WER {best.get('val_wer')} % from the codes alone, perplexity "
-          f"{best.get('perplexity')} of {args.codebook}; {len(summary['data']['left_out'])} utterance(s) left out")
+                               jobs=args.jobs, command=shlex.join(["voxanon", *sys.argv[1:]]), quiet=args.quiet)
+    metric = "val_fer" if args.targets == "phones" else "val_cer"
+    scored = [r for r in summary["history"] if metric in r]
+    best = min(scored, key=lambda r: r[metric]) if scored else {}
+    rates = (f"frame phone error {best.get('val_fer')} %" if args.targets == "phones" else
+             f"CER {best.get('val_cer')} % / WER {best.get('val_wer')} %")
+    print(f"{args.out}/model.pt: epoch {best.get('epoch')} of {summary['epochs_run']}, valid {rates} from the codes "
+          f"alone, perplexity {best.get('perplexity')} of {args.codebook}; {len(summary['data']['left_out'])} "
+          "utterance(s) left out")
     return EXIT_PARTIAL if summary["data"]["left_out"] else 0
 
 
@@ -146,7 +149,8 @@ def register(commands) -> None:
     p.set_defaults(handler=run_asrbn)
 
     p = commands.train.add_parser("bottleneck", help="B5/B6 content codes: a vector-quantised bottleneck learnt "
-                                                     "inside a character CTC recogniser; reruns resume")
+                                                     "inside a recogniser of characters (CTC) or of each frame's "
+                                                     "phone; reruns resume")
     p.add_argument("data_dirs", nargs="+", help="training data directories (Kaldi: wav.scp, utt2spk, text)")
     p.add_argument("--out", required=True, help="output folder: checkpoint.pt, train_log.jsonl, model.pt, model.json")
     p.add_argument("--valid", help="validation data directory with transcripts (default: one held-out utterance "
@@ -158,6 +162,10 @@ def register(commands) -> None:
                                                                "the acoustic model must use the same")
     p.add_argument("--codebook", type=int, default=48, help="codewords (default 48, as the VPC's B5/B6)")
     p.add_argument("--dim", type=int, default=64, help="bottleneck dimensions (default 64)")
+    p.add_argument("--targets", choices=("chars", "phones"), default="chars",
+                   help="what the codes are trained to recognise: the transcript's characters (CTC, default) or "
+                        "each frame's phone of a pocketsphinx forced alignment (one linear map per code)")
+    p.add_argument("--jobs", type=int, default=0, help="processes aligning phones (0: all cores)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")

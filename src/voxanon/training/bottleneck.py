@@ -1,11 +1,15 @@
-"""``voxanon train bottleneck``: the content codes of VPC 2024 B5/B6, learnt inside a CTC recogniser.
+"""``voxanon train bottleneck``: the content codes of VPC 2024 B5/B6, learnt inside a recogniser.
 
 The network is :class:`~voxanon.models.asr.bottleneck.BottleneckCtc`. Its
 inputs are the acoustic model's own training features
 (:mod:`voxanon.training.acoustic_features`, the same cache, so the decoder
 trained next with ``voxanon train asrbn --bottleneck`` extracts nothing again):
 content of ``n_perturb`` voice-perturbed copies of each utterance, normalised
-per utterance, at the vocoder's frame rate, with the utterance's transcript.
+per utterance, at the vocoder's frame rate, with the utterance's transcript:
+its characters (``targets="chars"``, CTC) or, aligned by pocketsphinx
+(:mod:`voxanon.training.phone_targets`), each frame's phone (``"phones"``,
+cross-entropy per frame; the error rate is then the share of frames whose phone
+is wrong, ``val_fer``).
 
 The first ``warmup_epochs`` train the projection and the head without
 quantising (a recogniser on the projected frames); then the codebook starts as
@@ -18,9 +22,9 @@ equals a straight one) and
 re-seeds every codeword no frame chose at a random frame. After every epoch
 the clean content of held-out utterances (``valid_dir``, or one utterance of
 up to ``max_valid`` training speakers) is decoded greedily: from its codes
-after the warm-up, when the character error rate selects the epoch written to
-``model.pt`` (``val_cer``), unquantised during it (``warmup_cer``, never
-selected); the log (``train_log.jsonl``) holds the losses, these error rates
+after the warm-up, when the character (or frame phone) error rate selects the
+epoch written to ``model.pt`` (``val_cer``, ``val_fer``), unquantised during it
+(``warmup_cer``, ``warmup_fer``, never selected); the log (``train_log.jsonl``) holds the losses, these error rates
 and the codes' perplexity.
 """
 
@@ -43,6 +47,7 @@ from voxanon.errors import DataError
 from voxanon.models.acoustic.features import normalize_content
 from voxanon.models.acoustic.inference import ModelSpecs
 from voxanon.models.acoustic.vq import kmeans
+from voxanon.models.asr.alignment import Segment, frame_labels
 from voxanon.models.asr.bottleneck import BottleneckConfig, BottleneckCtc, model_file
 from voxanon.models.asr.ctc import BLANK, frames_needed, greedy_decode, pad, text_to_ids
 from voxanon.models.checkpoint import save_atomic
@@ -57,6 +62,11 @@ from voxanon.training.trainer import Budget, Trainer, resolve_device
 
 #: frames drawn for the initial k-means codebook
 KMEANS_FRAMES = 20000
+#: the loss and the validation error rate by targets
+LOSS = {"chars": "ctc", "phones": "ce"}
+ERROR = {"chars": "cer", "phones": "fer"}
+#: padding of frame labels (ignored by the loss)
+NO_LABEL = -100
 
 
 @dataclass(frozen=True)
@@ -79,10 +89,11 @@ class BottleneckSettings:
 
 @dataclass
 class Utterances:
-    """Network-ready content (``(T, D)`` float32) and symbol targets of the utterances CTC can learn from."""
+    """Network-ready content (``(T, D)`` float32) and the targets of the utterances the head can learn from: CTC
+    symbol ids, or a phone index per content frame."""
 
     content: list[np.ndarray]
-    targets: list[list[int]]
+    targets: list[list[int]] | list[np.ndarray]
     texts: list[str]
 
     @classmethod
@@ -99,6 +110,19 @@ class Utterances:
             out.targets.append(ids)
             out.texts.append(texts[it.utt])
         return out, left_out
+
+    @classmethod
+    def aligned(cls, items: list[UttFeatures], alignments: dict[str, list[Segment]], texts: dict[str, str],
+                frame_rate: float) -> Utterances:
+        """From extracted features (their first content copy) and the phone segments of those aligned (the others
+        are left out), labelled per content frame at ``frame_rate``."""
+        out = cls([], [], [])
+        for it in items:
+            if it.utt in alignments:
+                out.content.append(normalize_content(it.content[0]))
+                out.targets.append(frame_labels(alignments[it.utt], len(it.content[0]), frame_rate))
+                out.texts.append(texts[it.utt])
+        return out
 
     def __len__(self) -> int:
         return len(self.content)
@@ -121,22 +145,31 @@ def read_todo(dirs: list[str]) -> tuple[list[tuple[str, str, str]], dict[str, st
 
 @torch.no_grad()
 def validate(net: BottleneckCtc, valid: Utterances, device: str, quantise: bool = True) -> dict:
-    """Greedy CER and WER (%) of the held-out utterances decoded from their codes (``quantise``; with the codes'
-    perplexity) or from the unquantised projection (keys ``warmup_cer``, ``warmup_wer``)."""
+    """Error rates (%) of the held-out utterances recognised from their codes (``quantise``; with the codes'
+    perplexity) or from the unquantised projection (keys ``warmup_...``): greedy CER and WER for characters,
+    the share of frames whose most likely phone is wrong (FER) for phones."""
     from voxanon.metrics.wer import wer
 
     net.eval()
-    hyps, counts = [], torch.zeros(net.cfg.codebook_size)
-    for content in valid.content:
+    hyps, counts, wrong = [], torch.zeros(net.cfg.codebook_size), 0
+    for content, target in zip(valid.content, valid.targets):
         log_probs, _, codes, _ = net(*pad([content], device), quantise=quantise)
-        hyps.append(greedy_decode(log_probs[0].cpu()))
+        if net.cfg.targets == "phones":
+            wrong += int((log_probs[0].argmax(-1).cpu() != torch.as_tensor(target)).sum())
+        else:
+            hyps.append(greedy_decode(log_probs[0].cpu()))
         if quantise:
             counts += torch.bincount(codes.flatten().cpu(), minlength=net.cfg.codebook_size)
-    cer, wer_ = round(wer(valid.texts, hyps, unit="char").wer, 2), round(wer(valid.texts, hyps).wer, 2)
+    prefix = "val" if quantise else "warmup"
+    if net.cfg.targets == "phones":
+        scores = {f"{prefix}_fer": round(100 * wrong / sum(len(t) for t in valid.targets), 2)}
+    else:
+        scores = {f"{prefix}_cer": round(wer(valid.texts, hyps, unit="char").wer, 2),
+                  f"{prefix}_wer": round(wer(valid.texts, hyps).wer, 2)}
     if not quantise:
-        return {"warmup_cer": cer, "warmup_wer": wer_}
+        return scores
     p = counts / counts.sum()
-    return {"val_cer": cer, "val_wer": wer_, "perplexity": round(float(torch.exp(-(p[p > 0] * p[p > 0].log()).sum())), 1)}
+    return scores | {"perplexity": round(float(torch.exp(-(p[p > 0] * p[p > 0].log()).sum())), 1)}
 
 
 @dataclass
@@ -165,27 +198,36 @@ class BottleneckEpoch:
             with torch.no_grad():
                 net.codebook.copy_(torch.from_numpy(initial_codebook(net, self.train, s.seed)).to(device))
         net.train()
-        ctc = nn.CTCLoss(blank=BLANK, zero_infinity=True)
         used = torch.zeros(net.cfg.codebook_size, dtype=torch.bool)
-        totals = {"ctc": 0.0, "vq": 0.0}
+        name = LOSS[net.cfg.targets]
+        totals = {name: 0.0, "vq": 0.0}
         for b in range(math.ceil(len(self.train) / s.batch_size)):
             idx = order[b * s.batch_size:(b + 1) * s.batch_size]
             batch, lengths = pad([self.train.content[i] for i in idx], device)
             log_probs, out_len, codes, vq_loss = net(batch, lengths, quantise=quantise)
-            target = [torch.tensor(self.train.targets[i]) for i in idx]
-            ctc_loss = ctc(log_probs.transpose(0, 1), torch.cat(target).to(device), out_len,
-                           torch.tensor([len(t) for t in target], device=device))
-            loss = ctc_loss + s.vq_weight * vq_loss
+            head_loss = self.head_loss(log_probs, out_len, [self.train.targets[i] for i in idx])
+            loss = head_loss + s.vq_weight * vq_loss
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
             self.opt.step()
             used[codes[codes >= 0].unique().cpu()] = True
-            totals["ctc"] += ctc_loss.item() * len(idx)
+            totals[name] += head_loss.item() * len(idx)
             totals["vq"] += vq_loss.item() * len(idx)
         reseeded = self.reseed(~used, gen) if quantise else 0
-        return {"ctc": round(totals["ctc"] / len(self.train), 4), "vq": round(totals["vq"] / len(self.train), 4),
-                "lr": round(lr, 6), "reseeded": reseeded}
+        return {k: round(v / len(self.train), 4) for k, v in totals.items()} | {"lr": round(lr, 6),
+                                                                                 "reseeded": reseeded}
+
+    def head_loss(self, log_probs: torch.Tensor, out_len: torch.Tensor, targets: list) -> torch.Tensor:
+        """CTC of the symbol ids, or the mean cross-entropy of the frames' phones (padding ignored)."""
+        if self.net.cfg.targets == "phones":
+            labels = torch.full(log_probs.shape[:2], NO_LABEL, dtype=torch.long)
+            for i, t in enumerate(targets):
+                labels[i, :len(t)] = torch.as_tensor(t)
+            return nn.functional.nll_loss(log_probs.transpose(1, 2), labels.to(self.device), ignore_index=NO_LABEL)
+        ctc = nn.CTCLoss(blank=BLANK, zero_infinity=True)
+        return ctc(log_probs.transpose(0, 1), torch.cat([torch.tensor(t) for t in targets]).to(self.device), out_len,
+                   torch.tensor([len(t) for t in targets], device=self.device))
 
     @torch.no_grad()
     def reseed(self, unused: torch.Tensor, gen: torch.Generator) -> int:
@@ -214,12 +256,13 @@ def initial_codebook(net: BottleneckCtc, train: Utterances, seed: int) -> np.nda
 def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whisper-tiny:3",
                      valid_dir: str | None = None, cfg: BottleneckConfig | None = None,
                      settings: BottleneckSettings = BottleneckSettings(), device: str = "auto", threads: int = 0,
-                     cache_dir: str | None = None, command: str = "", quiet: bool = False) -> dict:
+                     cache_dir: str | None = None, jobs: int = 0, command: str = "", quiet: bool = False) -> dict:
     """Train (resuming from ``out_dir/checkpoint.pt`` when present); write ``model.pt`` (the best epoch by
-    validation CER) and ``model.json``; return the summary.
+    validation CER, or FER for phones) and ``model.json``; return the summary.
 
-    ``cfg`` gives the sizes (its ``in_dim`` is taken from the content encoder); ``valid_dir`` the held-out
-    utterances (default: one of each of up to ``settings.max_valid`` training speakers).
+    ``cfg`` gives the sizes and targets (its ``in_dim`` is taken from the content encoder); ``valid_dir`` the
+    held-out utterances (default: one of each of up to ``settings.max_valid`` training speakers). Phone targets
+    are aligned by ``jobs`` processes (0: all cores) and kept in ``out_dir/alignments.json``.
     """
     from voxanon.training.asrbn import hold_out
 
@@ -238,8 +281,18 @@ def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whi
     train_items, skipped, train_secs = extract(train_todo, extractor, settings.n_perturb, quiet=quiet)
     valid_items, valid_skipped, valid_secs = extract(valid_todo, extractor, 0, quiet=quiet)
     cfg = dataclasses.replace(cfg or BottleneckConfig(extractor.encoder.dim), in_dim=extractor.encoder.dim)
-    train, train_out = Utterances.of(train_items, texts, cfg.subsample)
-    valid, valid_out = Utterances.of(valid_items, texts, cfg.subsample)
+    if cfg.targets == "phones":
+        from voxanon.training.phone_targets import align_utterances
+
+        alignments, not_aligned = align_utterances(train_todo + valid_todo, texts, out / "alignments.json",
+                                                   jobs=jobs, quiet=quiet)
+        rate = extractor.vocoder.sample_rate / extractor.vocoder.hop_length
+        train, valid = (Utterances.aligned(items, alignments, texts, rate) for items in (train_items, valid_items))
+        train_out, valid_out = not_aligned, []
+    else:
+        train, train_out = Utterances.of(train_items, texts, cfg.subsample)
+        valid, valid_out = Utterances.of(valid_items, texts, cfg.subsample)
+        train_out, valid_out = ([f"{u}: no transcript CTC can learn" for u in ids] for ids in (train_out, valid_out))
     if not len(train) or not len(valid):
         raise DataError(f"no usable {'training' if not len(train) else 'validation'} utterance with a transcript "
                         f"({len(skipped) + len(train_out)} training, {len(valid_skipped) + len(valid_out)} "
@@ -251,9 +304,9 @@ def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whi
                 "minutes": None}, "content": extractor.encoder.name, "train": len(train), "valid": len(valid)}
     trainer = Trainer(Budget(epochs=settings.epochs, minutes=settings.minutes), state={"model": net, "optimiser": opt},
                       checkpoint=out / "checkpoint.pt", identity=identity, log=out / "train_log.jsonl",
-                      columns=("epoch", "ctc", "vq", "lr", "reseeded", "warmup_cer", "warmup_wer", "val_cer", "val_wer",
-                               "perplexity", "seconds"),
-                      metric="val_cer")
+                      columns=("epoch", LOSS[cfg.targets], "vq", "lr", "reseeded", "warmup_cer", "warmup_wer",
+                               "warmup_fer", "val_cer", "val_wer", "val_fer", "perplexity", "seconds"),
+                      metric=f"val_{ERROR[cfg.targets]}")
     trainer.resume()
     if not quiet:
         n_params = sum(p.numel() for p in net.parameters())
@@ -266,30 +319,33 @@ def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whi
                      "valid": str(Path(valid_dir).resolve()) if valid_dir else "held-out training utterances",
                      "train_utterances": len(train), "valid_utterances": len(valid),
                      "train_speakers": len({it.speaker for it in train_items}),
-                     "left_out": skipped + valid_skipped + [f"{u}: no transcript CTC can learn"
-                                                            for u in train_out + valid_out]},
+                     "left_out": skipped + valid_skipped + train_out + valid_out},
             "feature_seconds": round(train_secs + valid_secs, 1)}
     one_epoch, scores = BottleneckEpoch(net, opt, train, settings, device), {}
+    loss, metric = LOSS[cfg.targets], f"val_{ERROR[cfg.targets]}"
 
     def train_epoch(epoch: int) -> dict:
         values = one_epoch(epoch)
         scores[epoch] = validate(net, valid, device, quantise=epoch > settings.warmup_epochs)
-        return values | {k: v for k, v in scores[epoch].items() if k != "val_cer"}
+        return values | {k: v for k, v in scores[epoch].items() if k != metric}
 
     def save_best(epoch: int, score: float) -> None:
         save_atomic(model_file(net, content, meta | {"epoch": epoch, **scores[epoch]}), out / "model.pt")
 
     def report(record: dict) -> None:
         if not quiet:
-            scored = (f"valid CER {record['val_cer']:.1f} % WER {record['val_wer']:.1f} % from the codes | perplexity "
-                      f"{record['perplexity']}") if "val_cer" in record else \
-                f"warm-up, unquantised: valid CER {record['warmup_cer']:.1f} % WER {record['warmup_wer']:.1f} %"
-            print(f"epoch {record['epoch']} | CTC {record['ctc']:.3f} | VQ {record['vq']:.3f} | {scored} | "
+            def rates(prefix: str) -> str:
+                return " ".join(f"{k.upper()} {record[f'{prefix}_{k}']:.1f} %" for k in ("cer", "wer", "fer")
+                                if f"{prefix}_{k}" in record)
+
+            scored = (f"valid {rates('val')} from the codes | perplexity {record['perplexity']}"
+                      if metric in record else f"warm-up, unquantised: valid {rates('warmup')}")
+            print(f"epoch {record['epoch']} | {loss.upper()} {record[loss]:.3f} | VQ {record['vq']:.3f} | {scored} | "
                   f"{record['seconds'] / 60:.1f} min", file=sys.stderr, flush=True)
 
-    history = trainer.run(train_epoch, validate=lambda epoch: scores[epoch].get("val_cer"), on_best=save_best,
+    history = trainer.run(train_epoch, validate=lambda epoch: scores[epoch].get(metric), on_best=save_best,
                           after_epoch=report)
     summary = meta | {"epochs_run": trainer.epoch, "stopped_by": trainer.stopped_by,
-                      "train_seconds": round(trainer.seconds, 1), "best_val_cer": trainer.best, "history": history}
+                      "train_seconds": round(trainer.seconds, 1), f"best_{metric}": trainer.best, "history": history}
     write_text(out / "model.json", json.dumps(summary, indent=1) + "\n")
     return summary

@@ -5,12 +5,17 @@ acoustic model, quantised to 48 codewords. This is the offline form: frames
 of a frozen content encoder, normalised per utterance as the acoustic model
 reads them (:func:`~voxanon.models.acoustic.features.network_content`), are
 projected to ``dim`` dimensions, replaced by the nearest of ``codebook_size``
-codewords, and a character CTC head (:class:`~voxanon.models.asr.ctc.CtcNet`)
-recognises the text from the codewords alone. Trained with CTC (the
-projection through a straight-through estimator, the codewords by the
-VQ-VAE codebook and commitment losses; :mod:`voxanon.training.bottleneck`),
-each code carries what tells the characters apart, where a k-means codebook of
-the same frames keeps what is frequent.
+codewords, and a head recognises from the codewords alone, by one of two
+targets: the transcript's characters (``targets="chars"``: a CTC head,
+:class:`~voxanon.models.asr.ctc.CtcNet`, with its own context), or each frame's
+phone of a forced alignment (``targets="phones"``: one linear map of each code
+to the :data:`~voxanon.models.asr.alignment.PHONES`, no context, so each code
+has to stand for a phone by itself, as the VPC's frame-level acoustic model's
+bottleneck does). Trained with that loss (the projection through a
+straight-through estimator, the codewords by the VQ-VAE codebook and
+commitment losses; :mod:`voxanon.training.bottleneck`), each code carries what
+tells the characters or phones apart, where a k-means codebook of the same
+frames keeps what is frequent.
 
 The acoustic model of ``voxanon train asrbn --bottleneck`` takes the projection
 and the codebook as its fixed quantiser
@@ -28,17 +33,21 @@ import numpy as np
 import torch
 from torch import nn
 
+from voxanon.models.asr.alignment import PHONES
 from voxanon.models.asr.base import AsrError
 from voxanon.models.asr.ctc import VOCAB, CtcConfig, CtcNet, greedy_decode, pad
 from voxanon.models.checkpoint import load_checkpoint
 
 FORMAT = "voxanon-bottleneck/1"
+#: what the head recognises: the transcript's characters (CTC) or each frame's phone (cross-entropy)
+TARGETS = ("chars", "phones")
 
 
 @dataclass(frozen=True)
 class BottleneckConfig:
-    """Sizes: content dimension in, bottleneck dimension, codewords, and the CTC head's (``subsample``: the head
-    reads every code but emits one symbol score per ``subsample`` frames, for a shorter, faster recurrence)."""
+    """Sizes: content dimension in, bottleneck dimension, codewords, the targets (``chars`` or ``phones``) and
+    the CTC head's sizes for ``chars`` (``subsample``: the head reads every code but emits one symbol score per
+    ``subsample`` frames, for a shorter, faster recurrence)."""
 
     in_dim: int
     dim: int = 64
@@ -47,20 +56,41 @@ class BottleneckConfig:
     layers: int = 2
     subsample: int = 2
     dropout: float = 0.2
+    targets: str = "chars"
+
+    def __post_init__(self) -> None:
+        if self.targets not in TARGETS:
+            raise AsrError(f"bottleneck targets {self.targets!r}: one of {', '.join(TARGETS)}")
+
+    def symbols(self) -> tuple[str, ...]:
+        """What the head's outputs stand for: CTC's alphabet or the phones."""
+        return VOCAB if self.targets == "chars" else PHONES
 
     def head(self) -> CtcConfig:
         return CtcConfig(self.dim, self.hidden, self.layers, self.subsample, self.dropout)
 
 
+class PhoneHead(nn.Module):
+    """Each code on its own -> log-probabilities of the :data:`PHONES` (one output per input frame)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.out = nn.Linear(dim, len(PHONES))
+
+    def forward(self, z: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.log_softmax(self.out(z), dim=-1), lengths
+
+
 class BottleneckCtc(nn.Module):
-    """``(B, T, in_dim)`` normalised content -> projection -> nearest codeword -> CTC log-probabilities."""
+    """``(B, T, in_dim)`` normalised content -> projection -> nearest codeword -> the head's log-probabilities
+    (CTC over characters, or each frame's phone)."""
 
     def __init__(self, cfg: BottleneckConfig) -> None:
         super().__init__()
         self.cfg = cfg
         self.project = nn.Linear(cfg.in_dim, cfg.dim)
         self.codebook = nn.Parameter(torch.randn(cfg.codebook_size, cfg.dim) * 0.1)
-        self.head = CtcNet(cfg.head())
+        self.head = CtcNet(cfg.head()) if cfg.targets == "chars" else PhoneHead(cfg.dim)
 
     def codes(self, z: torch.Tensor) -> torch.Tensor:
         """Index of the nearest codeword of every projected frame ``(..., dim)``."""
@@ -69,7 +99,7 @@ class BottleneckCtc(nn.Module):
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor,
                 quantise: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        """CTC log-probabilities ``(B, T, V)``, output lengths, the codes ``(B, T)`` (-1 without quantising) and
+        """Log-probabilities ``(B, T', V)`` (CTC symbols, or phones with ``T' = T``), output lengths, the codes ``(B, T)`` (-1 without quantising) and
         the VQ loss (codebook + 0.25 x commitment, over the valid frames; 0 without quantising).
 
         ``quantise=False`` passes the projected frames on as they are (the warm-up before the codebook exists);
@@ -110,7 +140,7 @@ class Bottleneck:
 
 def model_file(net: BottleneckCtc, content: str, meta: dict) -> dict:
     """The saved form of a trained bottleneck recogniser (weights in fp16)."""
-    return {"format": FORMAT, "vocab": list(VOCAB), "content": content, "config": dataclasses.asdict(net.cfg),
+    return {"format": FORMAT, "vocab": list(net.cfg.symbols()), "content": content, "config": dataclasses.asdict(net.cfg),
             "state_dict": {k: v.detach().cpu().half().clone() for k, v in net.state_dict().items()}, "meta": meta}
 
 
@@ -120,9 +150,10 @@ def load_recogniser(path: str | os.PathLike) -> tuple[BottleneckCtc, str]:
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         raise AsrError(f"{path}: not a voxanon bottleneck model (format {FORMAT!r} expected; "
                        "'voxanon train bottleneck' writes one)")
-    if tuple(ckpt["vocab"]) != VOCAB:
-        raise AsrError(f"{path}: its alphabet {ckpt['vocab']} differs from this voxanon's {list(VOCAB)}")
-    net = BottleneckCtc(BottleneckConfig(**ckpt["config"]))
+    cfg = BottleneckConfig(**ckpt["config"])
+    if tuple(ckpt["vocab"]) != cfg.symbols():
+        raise AsrError(f"{path}: its symbols {ckpt['vocab']} differ from this voxanon's {list(cfg.symbols())}")
+    net = BottleneckCtc(cfg)
     net.load_state_dict(ckpt["state_dict"])
     return net.eval(), ckpt["content"]
 
@@ -148,6 +179,8 @@ def transcribe_codes(path: str | os.PathLike, wavs: list[np.ndarray], sr: int) -
     from voxanon.models.content import load_content_encoder
 
     net, content = load_recogniser(path)
+    if net.cfg.targets != "chars":
+        raise AsrError(f"{path}: a bottleneck trained on {net.cfg.targets}, not characters: it has no transcripts")
     encoder = load_content_encoder(content)
     out = []
     for wav in wavs:

@@ -18,24 +18,34 @@ def _is_word(token: str) -> bool:
     return not (token.startswith("<") or token.startswith("[") or token.startswith("+"))
 
 
+def new_decoder():
+    """A quiet pocketsphinx decoder with its bundled US-English model (AsrError when pocketsphinx is missing)."""
+    try:
+        from pocketsphinx import Decoder
+    except ImportError as exc:
+        raise AsrError("pocketsphinx is needed: pip install pocketsphinx") from exc
+    return Decoder(loglevel="FATAL")
+
+
+def decode_utterance(decoder, pcm: bytes) -> None:
+    """Run ``decoder`` over one whole utterance of 16 kHz 16-bit PCM."""
+    decoder.start_utt()
+    decoder.process_raw(pcm, full_utt=True)
+    decoder.end_utt()
+
+
 class SphinxBackend(AsrBackend):
     """pocketsphinx decoder (one utterance at a time; the library has no batch mode)."""
 
     name = "pocketsphinx-5-en-us"
 
     def __init__(self) -> None:
-        try:
-            from pocketsphinx import Decoder
-        except ImportError as exc:
-            raise AsrError("pocketsphinx backend needs: pip install pocketsphinx") from exc
-        self.decoder = Decoder(loglevel="FATAL")
+        self.decoder = new_decoder()
         self.frame_rate = int(self.decoder.config["frate"])
 
     def _decode(self, wav: np.ndarray) -> list[tuple[str, int, int]]:
         d = self.decoder
-        d.start_utt()
-        d.process_raw(to_pcm16(wav).tobytes(), full_utt=True)
-        d.end_utt()
+        decode_utterance(d, to_pcm16(wav).tobytes())
         return [(_VARIANT.sub("", s.word), s.start_frame, s.end_frame) for s in d.seg() if _is_word(s.word)]
 
     def _transcribe(self, wavs: list[np.ndarray]) -> list[str]:

@@ -1,0 +1,82 @@
+"""Phones in time: forced alignment of a transcript with pocketsphinx, and frame-level phone labels.
+
+pocketsphinx 5's US-English model aligns the words of a known transcript to
+the audio (100 frames a second), then its phones (a second pass with
+``set_alignment``). Its phone set is CMUdict's 39 phones (ARPAbet, no stress)
+and ``SIL``; filler models and anything else are counted as ``SIL``. Every
+word must be in the model's dictionary: an utterance with an unknown word
+raises :class:`AsrError` (the caller leaves it out).
+
+These labels are what ``voxanon train bottleneck --targets phones`` trains the
+B5/B6 content codes on: each frame's phone, as the VPC's ASR acoustic model is
+trained on frame-level targets of a forced alignment.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from voxanon.audio.io import resample, to_pcm16
+from voxanon.metrics.text import normalize_spoken
+from voxanon.models.asr.base import AsrError
+from voxanon.models.asr.sphinx import decode_utterance, new_decoder
+
+#: the alignment's classes: CMUdict's 39 phones, then silence
+PHONES = ("AA", "AE", "AH", "AO", "AW", "AY", "B", "CH", "D", "DH", "EH", "ER", "EY", "F", "G", "HH", "IH", "IY", "JH",
+          "K", "L", "M", "N", "NG", "OW", "OY", "P", "R", "S", "SH", "T", "TH", "UH", "UW", "V", "W", "Y", "Z", "ZH",
+          "SIL")
+SIL = PHONES.index("SIL")
+_INDEX = {p: i for i, p in enumerate(PHONES)}
+
+#: one segment: phone index, start and end in seconds
+Segment = tuple[int, float, float]
+
+
+class PhoneAligner:
+    """pocketsphinx's forced aligner (one utterance at a time; 16 kHz, other rates resampled)."""
+
+    def __init__(self) -> None:
+        self.decoder = new_decoder()
+        self.frame_rate = int(self.decoder.config["frate"])
+
+    def words(self, text: str) -> list[str]:
+        """The transcript as the dictionary spells it (AsrError naming the words it lacks, or for no word)."""
+        words = normalize_spoken(text).lower().split()
+        missing = [w for w in words if self.decoder.lookup_word(w) is None]
+        if missing or not words:
+            raise AsrError(f"cannot align {text!r}: " + (f"not in the pronunciation dictionary: {missing}"
+                                                         if missing else "no word"))
+        return words
+
+    def align(self, wav: np.ndarray, sr: int, text: str) -> list[Segment]:
+        """The phones of ``text`` in ``wav``, in order, as ``(phone index, start s, end s)``."""
+        words = self.words(text)
+        pcm = to_pcm16(resample(np.asarray(wav, np.float32), sr, 16000)).tobytes()
+        d = self.decoder
+        try:
+            d.set_align_text(" ".join(words))
+            decode_utterance(d, pcm)
+            d.set_alignment()
+            decode_utterance(d, pcm)
+            phones = [(p.name, p.start, p.duration) for p in d.get_alignment().phones()]
+        except RuntimeError as exc:
+            raise AsrError(f"cannot align {text!r}: {exc}") from exc
+        if not phones:
+            raise AsrError(f"cannot align {text!r}: the aligner found no path through the audio")
+        fr = self.frame_rate
+        return [(_INDEX.get(name, SIL), start / fr, (start + dur) / fr) for name, start, dur in phones]
+
+
+def frame_labels(segments: list[Segment], n_frames: int, frame_rate: float) -> np.ndarray:
+    """The phone index at the centre of each of ``n_frames`` frames at ``frame_rate`` (``SIL`` outside every
+    segment), int64 ``(n_frames,)``."""
+    labels = np.full(n_frames, SIL, dtype=np.int64)
+    if not segments:
+        return labels
+    centres = (np.arange(n_frames) + 0.5) / frame_rate
+    starts = np.array([s for _, s, _ in segments])
+    ends = np.array([e for _, _, e in segments])
+    idx = np.searchsorted(starts, centres, side="right") - 1
+    inside = (idx >= 0) & (centres < ends[np.clip(idx, 0, None)])
+    labels[inside] = np.array([p for p, _, _ in segments])[idx[inside]]
+    return labels

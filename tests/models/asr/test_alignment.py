@@ -1,0 +1,65 @@
+"""Forced phone alignment with pocketsphinx and frame-level phone labels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.helpers.audio import LIBRIVOX
+from voxanon.audio.io import load_audio, resample
+from voxanon.models.asr.alignment import PHONES, SIL, PhoneAligner, frame_labels
+from voxanon.models.asr.base import AsrError
+
+UTT = "sense_and_sensibility_01_austen_64kb-0880"
+
+
+@pytest.fixture(scope="module")
+def aligner() -> PhoneAligner:
+    return PhoneAligner()
+
+
+def _clip() -> tuple[np.ndarray, int, str]:
+    texts = dict(line.split(" ", 1) for line in (LIBRIVOX / "text").read_text().splitlines())
+    wav, sr = load_audio(LIBRIVOX / f"{UTT}.flac")
+    return wav, sr, texts[UTT]
+
+
+def _pronunciation(aligner: PhoneAligner, text: str) -> list[str]:
+    """The dictionary's first pronunciation of every word, joined."""
+    return [p for w in text.lower().split() for p in aligner.decoder.lookup_word(w).split()]
+
+
+def test_the_phones_of_real_speech_follow_the_transcript_in_time(aligner):
+    wav, sr, text = _clip()                                  # "he was not an ill disposed young man"
+    segments = aligner.align(wav, sr, text)
+    spoken = [PHONES[p] for p, _, _ in segments if p != SIL]
+    # the words' phones in order (pocketsphinx may pick another listed pronunciation of a word: compare the
+    # consonants, which the variants of these words share)
+    vowels = {"AA", "AE", "AH", "AO", "AW", "AY", "EH", "ER", "EY", "IH", "IY", "OW", "OY", "UH", "UW"}
+    assert [p for p in spoken if p not in vowels] == [p for p in _pronunciation(aligner, text) if p not in vowels]
+    starts, ends = np.array([s for _, s, _ in segments]), np.array([e for _, _, e in segments])
+    assert np.all(ends > starts) and np.allclose(starts[1:], ends[:-1])            # back to back, in order
+    assert starts[0] == 0 and abs(ends[-1] - len(wav) / sr) < 0.05                 # over the whole clip
+    # a different rate of the same speech: the same phones
+    again = aligner.align(resample(wav, sr, 22050), 22050, text)
+    assert [p for p, _, _ in again if p != SIL] == [p for p, _, _ in segments if p != SIL]
+
+
+def test_words_outside_the_dictionary_and_empty_transcripts_are_refused(aligner):
+    wav, sr, _ = _clip()
+    with pytest.raises(AsrError, match=r"not in the pronunciation dictionary: \['xqzzy'\]"):
+        aligner.align(wav, sr, "he was xqzzy")
+    with pytest.raises(AsrError, match="no word"):
+        aligner.align(wav, sr, " ?! ")
+    # written forms are put into the words as spoken first
+    assert aligner.words("It's 10, Mr. Lee.") == ["it's", "ten", "mister", "lee"]
+
+
+def test_frame_labels_take_the_phone_at_each_frame_centre():
+    segments = [(SIL, 0.0, 0.1), (PHONES.index("HH"), 0.1, 0.3), (PHONES.index("IY"), 0.3, 0.4)]
+    labels = frame_labels(segments, 6, 10.0)                  # centres 0.05, 0.15, ... 0.55 s
+    assert labels.tolist() == [SIL, PHONES.index("HH"), PHONES.index("HH"), PHONES.index("IY"),
+                               SIL, SIL]                      # past the last segment: silence
+    assert frame_labels([], 3, 10.0).tolist() == [SIL] * 3
+    gap = frame_labels([(PHONES.index("S"), 0.2, 0.3)], 4, 10.0)
+    assert gap.tolist() == [SIL, SIL, PHONES.index("S"), SIL] and gap.dtype == np.int64
