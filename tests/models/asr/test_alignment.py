@@ -45,6 +45,14 @@ def test_the_phones_of_real_speech_follow_the_transcript_in_time(aligner):
     assert [p for p, _, _ in again if p != SIL] == [p for p, _, _ in segments if p != SIL]
 
 
+def test_an_alignment_does_not_depend_on_what_was_aligned_before(aligner):
+    wav, sr, text = _clip()
+    first = aligner.align(wav, sr, text)
+    other = LIBRIVOX / "sense_and_sensibility_01_austen_64kb-0890.flac"
+    aligner.align(*load_audio(other), "unless to be rather cold hearted and rather selfish is to be ill disposed")
+    assert aligner.align(wav, sr, text) == first == PhoneAligner().align(wav, sr, text)
+
+
 def test_words_outside_the_dictionary_and_empty_transcripts_are_refused(aligner):
     wav, sr, _ = _clip()
     with pytest.raises(AsrError, match=r"not in the pronunciation dictionary: \['xqzzy'\]"):
