@@ -250,3 +250,7 @@ def test_train_bottleneck_on_aligned_phones_learns_and_aligns_once(tmp_path, cap
     assert main([*args, "--epochs", "7"]) == 0
     assert "phone alignment" not in capsys.readouterr().err
     assert load_bottleneck(out / "model.pt").codebook.shape == (8, 6)
+    # a run that ends inside the warm-up has no codes yet: it says so and writes no model
+    early = tmp_path / "early"
+    assert main([*args[:-1], str(early), "--epochs", "2"]) == 5
+    assert "no codes yet, no model.pt written" in capsys.readouterr().out and not (early / "model.pt").exists()

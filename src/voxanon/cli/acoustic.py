@@ -83,11 +83,15 @@ def run_bottleneck(args: argparse.Namespace) -> int:
                                jobs=args.jobs, command=shlex.join(["voxanon", *sys.argv[1:]]), quiet=args.quiet)
     metric = "val_fer" if args.targets == "phones" else "val_cer"
     scored = [r for r in summary["history"] if metric in r]
-    best = min(scored, key=lambda r: r[metric]) if scored else {}
-    rates = (f"frame phone error {best.get('val_fer')} %" if args.targets == "phones" else
-             f"CER {best.get('val_cer')} % / WER {best.get('val_wer')} %")
-    print(f"{args.out}/model.pt: epoch {best.get('epoch')} of {summary['epochs_run']}, valid {rates} from the codes "
-          f"alone, perplexity {best.get('perplexity')} of {args.codebook}; {len(summary['data']['left_out'])} "
+    if not scored:
+        print(f"{args.out}: {summary['epochs_run']} epoch(s), all of the warm-up (--warmup-epochs "
+              f"{args.warmup_epochs}): no codes yet, no model.pt written; run more epochs to go on")
+        return EXIT_PARTIAL
+    best = min(scored, key=lambda r: r[metric])
+    rates = (f"frame phone error {best['val_fer']} %" if args.targets == "phones" else
+             f"CER {best['val_cer']} % / WER {best['val_wer']} %")
+    print(f"{args.out}/model.pt: epoch {best['epoch']} of {summary['epochs_run']}, valid {rates} from the codes "
+          f"alone, perplexity {best['perplexity']} of {args.codebook}; {len(summary['data']['left_out'])} "
           "utterance(s) left out")
     return EXIT_PARTIAL if summary["data"]["left_out"] else 0
 
