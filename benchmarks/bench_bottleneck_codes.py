@@ -74,10 +74,11 @@ def real_cer(hyps: list[str], data) -> dict:
     return {"real_cer": round(wer(refs, hyps, unit="char").wer, 2), "real_wer": round(wer(refs, hyps).wer, 2)}
 
 
-def utterances(items: list, texts: dict[str, str], net: BottleneckCtc, alignments: dict) -> Utterances:
+def utterances(items: list, texts: dict[str, str], net: BottleneckCtc, alignments: dict,
+               frame_rate: float) -> Utterances:
     """The head's training or scoring data: transcripts for CTC, each frame's phone for phones."""
     if net.cfg.targets == "phones":
-        return Utterances.aligned(items, alignments, texts, 22050 / 256)
+        return Utterances.aligned(items, alignments, texts, frame_rate)
     return Utterances.of(items, texts, net.cfg.subsample)[0]
 
 
@@ -104,15 +105,16 @@ def main() -> None:
     alignments = {}
     if args.targets == "phones":
         alignments = align_utterances(todo + real_todo, texts | data.text, args.out / "alignments.json")[0]
-    train = utterances(extract(train_todo, extractor, settings.n_perturb)[0], texts, net, alignments)
-    valid = utterances(extract(valid_todo, extractor, 0)[0], texts, net, alignments)
+    rate = extractor.frame_rate
+    train = utterances(extract(train_todo, extractor, settings.n_perturb)[0], texts, net, alignments, rate)
+    valid = utterances(extract(valid_todo, extractor, 0)[0], texts, net, alignments, rate)
     opt = torch.optim.Adam([p for p in net.parameters() if p.requires_grad], lr=settings.lr)
     epoch_fn, log = FixedCodes(net, opt, train, settings, "cpu"), []
     for epoch in range(1, args.epochs + 1):
         record = {"epoch": epoch, **epoch_fn(epoch), **validate(net, valid, "cpu")}
         log.append(record)
         print(json.dumps(record), flush=True)
-    real = utterances(extract(real_todo, extractor, 0)[0], data.text, net, alignments)
+    real = utterances(extract(real_todo, extractor, 0)[0], data.text, net, alignments, rate)
     if args.targets == "phones":
         learnt = load_recogniser(args.bottleneck)[0]
         result = {"kmeans": {"valid": log[-1], "real_fer": validate(net, real, "cpu")["val_fer"]},

@@ -71,17 +71,18 @@ def run_asrbn(args: argparse.Namespace) -> int:
 def run_bottleneck(args: argparse.Namespace) -> int:
     from voxanon.errors import EXIT_PARTIAL
     from voxanon.models.asr.bottleneck import BottleneckConfig
-    from voxanon.training.bottleneck import BottleneckSettings, train_bottleneck
+    from voxanon.training.bottleneck import ERROR, BottleneckSettings, train_bottleneck
 
     settings = BottleneckSettings(epochs=None if args.minutes is not None else args.epochs, minutes=args.minutes, seed=args.seed,
                                   batch_size=args.batch_size, lr=args.lr, warmup_epochs=args.warmup_epochs,
                                   decay_epochs=args.decay_epochs,
                                   n_perturb=args.perturbed, max_valid=args.max_valid)
     summary = train_bottleneck(args.data_dirs, args.out, content=args.content, valid_dir=args.valid,
-                               cfg=BottleneckConfig(0, dim=args.dim, codebook_size=args.codebook, targets=args.targets),
+                               cfg=BottleneckConfig(0, dim=args.dim, codebook_size=args.codebook,
+                                                    targets=args.targets),
                                settings=settings, device=args.device, threads=args.threads, cache_dir=args.cache,
                                jobs=args.jobs, command=shlex.join(["voxanon", *sys.argv[1:]]), quiet=args.quiet)
-    metric = "val_fer" if args.targets == "phones" else "val_cer"
+    metric = f"val_{ERROR[args.targets]}"
     scored = [r for r in summary["history"] if metric in r]
     if not scored:
         print(f"{args.out}: {summary['epochs_run']} epoch(s), all of the warm-up (--warmup-epochs "

@@ -87,10 +87,15 @@ class Extractor:
         self.vocoder = load_vocoder(specs.vocoder)
         self.ident = json.dumps([FORMAT_VERSION, self.encoder.name, self.speaker.name, self.vocoder.name, seed])
 
+    @property
+    def frame_rate(self) -> float:
+        """Feature frames (the vocoder's) per second."""
+        return self.vocoder.sample_rate / self.vocoder.hop_length
+
     def _compute(self, wav: np.ndarray, sr: int, n_perturb: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         voc = self.vocoder
         mel = voc.analyze(wav, sr)
-        n, rate = len(mel), voc.sample_rate / voc.hop_length
+        n, rate = len(mel), self.frame_rate
         wav16 = resample(np.asarray(wav, dtype=np.float32), sr, 16000)
         feats = world.analyze(wav16, 16000, frame_period=F0_PERIOD_MS)
         copies = [perturb_voice(feats, *random_factors(rng)) for _ in range(n_perturb)] or [wav16]
@@ -108,7 +113,7 @@ class Extractor:
                 arrays = {k: z[k] for k in z.files}
         else:
             wav, sr = load_audio(entry, allow_silent=False)
-            if len(wav) / sr * self.vocoder.sample_rate / self.vocoder.hop_length < MIN_FRAMES:
+            if len(wav) / sr * self.frame_rate < MIN_FRAMES:
                 raise ValueError(f"too short ({len(wav) / sr:.3f} s)")
             rng = np.random.default_rng(int.from_bytes(hashlib.sha256(f"{self.seed}:{key}".encode()).digest()[:8],
                                                         "little"))
@@ -147,7 +152,7 @@ def extract(todo: list[tuple[str, str, str]], extractor: Extractor, n_perturb: i
             print(f"skipping utterance {utt} ({entry}): {exc}", file=sys.stderr, flush=True)
             progress.update(failed=True)
             continue
-        progress.update(audio_seconds=out[-1].n_frames * extractor.vocoder.hop_length / extractor.vocoder.sample_rate)
+        progress.update(audio_seconds=out[-1].n_frames / extractor.frame_rate)
     progress.close()
     return out, skipped, time.monotonic() - start
 

@@ -24,8 +24,8 @@ the clean content of held-out utterances (``valid_dir``, or one utterance of
 up to ``max_valid`` training speakers) is decoded greedily: from its codes
 after the warm-up, when the character (or frame phone) error rate selects the
 epoch written to ``model.pt`` (``val_cer``, ``val_fer``), unquantised during it
-(``warmup_cer``, ``warmup_fer``, never selected); the log (``train_log.jsonl``) holds the losses, these error rates
-and the codes' perplexity.
+(``warmup_cer``, ``warmup_fer``, never selected); the log (``train_log.jsonl``)
+holds the losses, these error rates and the codes' perplexity.
 """
 
 from __future__ import annotations
@@ -286,8 +286,8 @@ def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whi
 
         alignments, not_aligned = align_utterances(train_todo + valid_todo, texts, out / "alignments.json",
                                                    jobs=jobs, quiet=quiet)
-        rate = extractor.vocoder.sample_rate / extractor.vocoder.hop_length
-        train, valid = (Utterances.aligned(items, alignments, texts, rate) for items in (train_items, valid_items))
+        train, valid = (Utterances.aligned(items, alignments, texts, extractor.frame_rate)
+                        for items in (train_items, valid_items))
         train_out, valid_out = not_aligned, []
     else:
         train, train_out = Utterances.of(train_items, texts, cfg.subsample)
@@ -300,13 +300,14 @@ def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whi
     torch.manual_seed(settings.seed)
     net = BottleneckCtc(cfg).to(device)
     opt = torch.optim.Adam(net.parameters(), lr=settings.lr)
+    loss, metric = LOSS[cfg.targets], f"val_{ERROR[cfg.targets]}"
     identity = {"config": dataclasses.asdict(cfg), "settings": dataclasses.asdict(settings) | {"epochs": None,
                 "minutes": None}, "content": extractor.encoder.name, "train": len(train), "valid": len(valid)}
     trainer = Trainer(Budget(epochs=settings.epochs, minutes=settings.minutes), state={"model": net, "optimiser": opt},
                       checkpoint=out / "checkpoint.pt", identity=identity, log=out / "train_log.jsonl",
-                      columns=("epoch", LOSS[cfg.targets], "vq", "lr", "reseeded", "warmup_cer", "warmup_wer",
+                      columns=("epoch", loss, "vq", "lr", "reseeded", "warmup_cer", "warmup_wer",
                                "warmup_fer", "val_cer", "val_wer", "val_fer", "perplexity", "seconds"),
-                      metric=f"val_{ERROR[cfg.targets]}")
+                      metric=metric)
     trainer.resume()
     if not quiet:
         n_params = sum(p.numel() for p in net.parameters())
@@ -322,7 +323,6 @@ def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whi
                      "left_out": skipped + valid_skipped + train_out + valid_out},
             "feature_seconds": round(train_secs + valid_secs, 1)}
     one_epoch, scores = BottleneckEpoch(net, opt, train, settings, device), {}
-    loss, metric = LOSS[cfg.targets], f"val_{ERROR[cfg.targets]}"
 
     def train_epoch(epoch: int) -> dict:
         values = one_epoch(epoch)

@@ -3,8 +3,9 @@
 pocketsphinx 5's US-English model aligns the words of a known transcript to
 the audio (100 frames a second), then its phones (a second pass with
 ``set_alignment``). Each utterance starts from the decoder's initial feature
-state, so its alignment does not depend on what was aligned before it. Its phone set is CMUdict's 39 phones (ARPAbet, no stress)
-and ``SIL``; filler models and anything else are counted as ``SIL``. Every
+state, so its alignment does not depend on what was aligned before it. Its
+phone set is CMUdict's 39 phones (ARPAbet, no stress) and ``SIL``; filler
+models and anything else are counted as ``SIL``. Every
 word must be in the model's dictionary: an utterance with an unknown word
 raises :class:`AsrError` (the caller leaves it out).
 

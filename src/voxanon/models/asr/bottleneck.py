@@ -99,8 +99,9 @@ class BottleneckCtc(nn.Module):
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor,
                 quantise: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Log-probabilities ``(B, T', V)`` (CTC symbols, or phones with ``T' = T``), output lengths, the codes ``(B, T)`` (-1 without quantising) and
-        the VQ loss (codebook + 0.25 x commitment, over the valid frames; 0 without quantising).
+        """Log-probabilities ``(B, T', V)`` (CTC symbols, or phones with ``T' = T``), output lengths, the codes
+        ``(B, T)`` (-1 without quantising) and the VQ loss (codebook + 0.25 x commitment, over the valid frames;
+        0 without quantising).
 
         ``quantise=False`` passes the projected frames on as they are (the warm-up before the codebook exists);
         with it, the head sees the codewords and the projection learns through a straight-through estimator.
@@ -140,7 +141,8 @@ class Bottleneck:
 
 def model_file(net: BottleneckCtc, content: str, meta: dict) -> dict:
     """The saved form of a trained bottleneck recogniser (weights in fp16)."""
-    return {"format": FORMAT, "vocab": list(net.cfg.symbols()), "content": content, "config": dataclasses.asdict(net.cfg),
+    return {"format": FORMAT, "vocab": list(net.cfg.symbols()), "content": content,
+            "config": dataclasses.asdict(net.cfg),
             "state_dict": {k: v.detach().cpu().half().clone() for k, v in net.state_dict().items()}, "meta": meta}
 
 
@@ -180,7 +182,8 @@ def transcribe_codes(path: str | os.PathLike, wavs: list[np.ndarray], sr: int) -
 
     net, content = load_recogniser(path)
     if net.cfg.targets != "chars":
-        raise AsrError(f"{path}: a bottleneck trained on {net.cfg.targets}, not characters: it has no transcripts")
+        raise AsrError(f"{path}: a bottleneck trained on {net.cfg.targets}, not characters: "
+                       "it has no transcripts")
     encoder = load_content_encoder(content)
     out = []
     for wav in wavs:
