@@ -1,21 +1,21 @@
 """Do the phone codes of B5's bottleneck stand for phones better on real speech with another recipe?
 
 ``voxanon train bottleneck --targets phones`` (the recipe of the shipped ``b5``) is run over several seeds
-beside variants it does not offer, each scored by the share of frames whose phone is wrong when read from the
+beside two variants, each scored by the share of frames whose phone is wrong when read from the
 codes (FER): on the held-out training utterances (the run's ``best_val_fer``) and on real speech with transcripts
 (``--real``, aligned by pocketsphinx as the training utterances are). The variants:
 
 - ``linear``: the recipe as shipped (an affine projection of each content frame, then the nearest codeword);
-- ``clean``: each training utterance's clean content beside its voice-perturbed copy (twice the frames);
+- ``clean``: each training utterance's clean content beside its voice-perturbed copy (twice the frames;
+  ``voxanon train bottleneck --clean-copy``);
 - ``context``: a projection that reads 9 frames (a convolution to 256 units, GELU, a linear map) before the
   quantiser, where the shipped one reads one.
 
 For each trained bottleneck the real-speech FER is also given after a majority filter over 3, 5 and 7 codes.
-The variants are patched into the training code here (``clean`` through the feature extraction, ``context``
-through the network's projection); they are not options of ``voxanon train bottleneck``. Alignments of the
-training utterances are read from ``--alignments`` (a run's ``alignments.json``) when given. Every seed
-trains on the features of seed 0 (the voice perturbation drawn once, cached), so the seeds vary the network's
-initialisation and the batches, and nothing is extracted again.
+``context`` is patched into the training code here (through the network's projection); it is not an option of
+``voxanon train bottleneck``. Alignments of the training utterances are read from ``--alignments`` (a run's
+``alignments.json``) when given. Every seed trains on the features of seed 0 (the voice perturbation drawn
+once, cached), so the seeds vary the network's initialisation and the batches, and nothing is extracted again.
 
     python benchmarks/bench_bottleneck_variants.py DATA... --real REAL_DATA_DIR --out OUT \\
         --variants linear clean context --seeds 0 1 2 --alignments RUN/alignments.json
@@ -26,7 +26,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import shlex
 import shutil
+import sys
 from pathlib import Path
 from unittest import mock
 
@@ -85,24 +87,11 @@ def reseed(self, unused: torch.Tensor, gen: torch.Generator) -> int:
     return n
 
 
-def with_clean(extract_fn):
-    """An ``extract`` that adds each training utterance's clean content as a second utterance."""
-    def both(todo, extractor, n_perturb, quiet=False):
-        items, skipped, secs = extract_fn(todo, extractor, n_perturb, quiet=quiet)
-        if n_perturb:
-            clean, _, clean_secs = extract_fn(todo, extractor, 0, quiet=quiet)
-            items, secs = items + clean, secs + clean_secs
-        return items, skipped, secs
-    return both
-
-
 @contextlib.contextmanager
 def variant(name: str):
     """The training and loading code patched for ``name``."""
     with contextlib.ExitStack() as stack:
-        if name == "clean":
-            stack.enter_context(mock.patch.object(training, "extract", with_clean(training.extract)))
-        elif name == "context":
+        if name == "context":
             init = bottleneck.BottleneckCtc.__init__
 
             def context_init(self, cfg):
@@ -159,11 +148,12 @@ def main() -> None:
             if args.alignments and not (run / "alignments.json").exists():
                 shutil.copy(args.alignments, run / "alignments.json")
             settings = training.BottleneckSettings(epochs=args.epochs, decay_epochs=args.epochs, warmup_epochs=3,
-                                                   lr=3e-3, seed=seed)
+                                                   lr=3e-3, seed=seed, clean_copy=name == "clean")
             with variant(name), mock.patch.object(training, "Extractor", lambda specs, cache, _seed: extractor):
                 summary = training.train_bottleneck(args.data_dirs, str(run), content=args.content,
                                                     cfg=BottleneckConfig(0, targets="phones"), settings=settings,
-                                                    threads=args.threads, quiet=True)
+                                                    threads=args.threads, quiet=True,
+                                                    command=f"{shlex.join(['python', *sys.argv])}  # run {run.name}")
                 net = load_recogniser(run / "model.pt")[0].float()
             row = {"variant": name, "seed": seed, "valid_fer": summary["best_val_fer"],
                    "train_seconds": summary["train_seconds"],

@@ -125,6 +125,15 @@ def test_train_asrbn_writes_resumes_and_starts_from_an_acoustic_model(tmp_path, 
     assert meta["init_not_copied"] == ["speakers.weight", "vq.codebook"]
     got = AcousticModel.from_file(tuned / "model.pt").net
     assert torch.allclose(got.content_in.weight, source.content_in.weight.half().float())
+    # a start trained on another content encoder (other width) gives every weight that does not read the content
+    narrow = AcousticNet(AcousticConfig(channels=16, dilations=(1, 2), content_dim=8))
+    save_atomic(model_file(narrow, ModelSpecs()), tmp_path / "narrow.pt")
+    assert main(["train", "asrbn", *common, "--out", str(tmp_path / "wide"), "--epochs", "0.01", "--lr", "0",
+                 "--init", str(tmp_path / "narrow.pt")]) == EXIT_PARTIAL
+    meta = json.loads((tmp_path / "wide" / "model.json").read_text())
+    assert meta["config"]["content_dim"] == 384 and "content_in.weight" in meta["init_not_copied"]
+    got = AcousticModel.from_file(tmp_path / "wide" / "model.pt").net
+    assert torch.allclose(got.pitch_in.weight, narrow.pitch_in.weight.half().float())
 
 
 def test_too_small_a_codebook_is_a_usage_error(tmp_path, capsys):

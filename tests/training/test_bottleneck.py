@@ -207,6 +207,10 @@ def test_train_bottleneck_learns_resumes_exactly_and_feeds_asrbn(tmp_path, capsy
     assert "resuming after epoch 3" in capsys.readouterr().err
     a, b = (torch.load(p / "checkpoint.pt")["states"]["model"] for p in (straight, resumed))
     assert all(torch.equal(a[k], b[k]) for k in a)
+    # --clean-copy: each utterance's clean content is one more training utterance
+    both = tmp_path / "clean_copy"
+    assert main(["train", "bottleneck", *common, "--out", str(both), "--epochs", "3", "--clean-copy"]) == 0
+    assert json.loads((both / "model.json").read_text())["data"]["train_utterances"] == 6
 
     asrbn = ["train", "asrbn", str(data), "--cache", str(tmp_path / "cache"), "--channels", "16", "--dilations", "1",
              "--batch-size", "2", "--segment", "16", "--device", "cpu", "--threads", "1", "--epochs", "0.3",

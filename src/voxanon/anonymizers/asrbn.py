@@ -1,6 +1,7 @@
 """VPC 2024 baselines B5 and B6 offline: vector-quantised ASR content + pitch + a one-hot target speaker.
 
-The source's content (a Whisper tiny.en layer, the ASR encoder) is quantised
+The source's content (a Whisper encoder layer, the ASR encoder: multilingual
+base's layer 4 for the shipped ``b5``, tiny.en's layer 2 for ``b6``) is quantised
 to 48 codes (the shipped ``b5``'s learnt to name each frame's phone by ``voxanon
 train bottleneck --targets phones``, as the VPC's codes come from an ASR
 model's bottleneck; the shipped ``b6``'s k-means), its F3-VA relative pitch

@@ -76,7 +76,7 @@ def run_bottleneck(args: argparse.Namespace) -> int:
     settings = BottleneckSettings(epochs=None if args.minutes is not None else args.epochs, minutes=args.minutes, seed=args.seed,
                                   batch_size=args.batch_size, lr=args.lr, warmup_epochs=args.warmup_epochs,
                                   decay_epochs=args.decay_epochs,
-                                  n_perturb=args.perturbed, max_valid=args.max_valid)
+                                  n_perturb=args.perturbed, clean_copy=args.clean_copy, max_valid=args.max_valid)
     summary = train_bottleneck(args.data_dirs, args.out, content=args.content, valid_dir=args.valid,
                                cfg=BottleneckConfig(0, dim=args.dim, codebook_size=args.codebook,
                                                     targets=args.targets),
@@ -176,6 +176,8 @@ def register(commands) -> None:
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     p.add_argument("--cache", help="feature cache folder (default $VOXANON_CACHE/acoustic; shared with asrbn)")
     p.add_argument("--perturbed", type=int, default=1, help="voice-perturbed copies per training utterance")
+    p.add_argument("--clean-copy", action="store_true", help="also train on each utterance's clean content "
+                                                             "(lowered the frame phone error of real speech)")
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--warmup-epochs", type=int, default=2, help="epochs without quantising first; the codebook then "

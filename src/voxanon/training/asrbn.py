@@ -118,8 +118,9 @@ def train_asrbn(train_dirs: list[str], out_dir: str, *, codebook_size: int = 48,
         cfg = dataclasses.replace(cfg, content_dim=extractor.encoder.dim, speaker_dim=extractor.speaker.dim,
                                   codebook_size=codebook_size, n_speakers=len(speakers))
         if source is not None:
-            cfg = dataclasses.replace(source.net.cfg, codebook_size=codebook_size, bottleneck_dim=0,
-                                      n_speakers=len(speakers))
+            cfg = dataclasses.replace(source.net.cfg, content_dim=extractor.encoder.dim,
+                                      speaker_dim=extractor.speaker.dim, codebook_size=codebook_size,
+                                      bottleneck_dim=0, n_speakers=len(speakers))
         if bn is not None:
             cfg = dataclasses.replace(cfg, codebook_size=bn.size, bottleneck_dim=bn.dim)
         check_dims(cfg, extractor)

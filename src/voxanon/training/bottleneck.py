@@ -4,7 +4,8 @@ The network is :class:`~voxanon.models.asr.bottleneck.BottleneckCtc`. Its
 inputs are the acoustic model's own training features
 (:mod:`voxanon.training.acoustic_features`, the same cache, so the decoder
 trained next with ``voxanon train asrbn --bottleneck`` extracts nothing again):
-content of ``n_perturb`` voice-perturbed copies of each utterance, normalised
+content of ``n_perturb`` voice-perturbed copies of each utterance (and, with
+``clean_copy``, its clean content as one more training utterance), normalised
 per utterance, at the vocoder's frame rate, with the utterance's transcript:
 its characters (``targets="chars"``, CTC) or, aligned by pocketsphinx
 (:mod:`voxanon.training.phone_targets`), each frame's phone (``"phones"``,
@@ -84,6 +85,8 @@ class BottleneckSettings:
     decay_epochs: int = 30
     vq_weight: float = 1.0
     n_perturb: int = 1
+    #: also train on each utterance's clean content (twice the frames with one perturbed copy)
+    clean_copy: bool = False
     max_valid: int = 48
 
 
@@ -279,6 +282,9 @@ def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whi
     else:
         train_todo, valid_todo = hold_out(todo, settings.max_valid)
     train_items, skipped, train_secs = extract(train_todo, extractor, settings.n_perturb, quiet=quiet)
+    if settings.clean_copy and settings.n_perturb:
+        clean_items, _, clean_secs = extract(train_todo, extractor, 0, quiet=quiet)
+        train_items, train_secs = train_items + clean_items, train_secs + clean_secs
     valid_items, valid_skipped, valid_secs = extract(valid_todo, extractor, 0, quiet=quiet)
     cfg = dataclasses.replace(cfg or BottleneckConfig(extractor.encoder.dim), in_dim=extractor.encoder.dim)
     if cfg.targets == "phones":
