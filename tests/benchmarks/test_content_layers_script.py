@@ -3,23 +3,12 @@ encoder, and the linear probe learns separable phones."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
-import pytest
 
+from tests.helpers.scripts import script_fixture
 from voxanon.models.content import load_content_encoder
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_content_layers_phones.py"
-
-
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_content_layers_phones", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+bench = script_fixture("bench_content_layers_phones")
 
 
 def test_one_pass_gives_each_layers_own_features(bench):
