@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,20 +12,11 @@ from tests.helpers.benchmark_results import (
     privacy_result,
     wer_result,
 )
+from tests.helpers.scripts import script_fixture
 from voxanon.errors import DataError
 from voxanon.jobs.benchmark.records import SystemRecord, save_results
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "leaderboard.py"
-
-
-@pytest.fixture(scope="module")
-def leaderboard():
-    spec = importlib.util.spec_from_file_location("leaderboard", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["leaderboard"] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules["leaderboard"]
+leaderboard = script_fixture("leaderboard")
 
 
 def _table(text):

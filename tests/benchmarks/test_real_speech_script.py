@@ -3,24 +3,15 @@ leave-one-out cosine, the table and the refusal of a language without recorded s
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.helpers.scripts import script_fixture
 from voxanon.data.kaldi import DataDir, read_data_dir, write_data_dir
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_real_speech.py"
-
-
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_real_speech", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+bench = script_fixture("bench_real_speech")
 
 
 def test_set_from_a_data_directory(bench, tmp_path):

@@ -1,5 +1,6 @@
 """LDA + two-covariance PLDA back-end: exact LLRs, beats cosine where it should, training and selection on dev."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 import soundfile as sf
 from scipy.stats import multivariate_normal
 
-from voxanon.data.kaldi import DataDir, Trial, write_data_dir
+from voxanon.data.kaldi import DataDir, Trial, read_data_dir, write_data_dir
 from voxanon.errors import DataError
 from voxanon.metrics import compute_eer
 from voxanon.models.speaker import EncoderError, SpeakerEncoder
@@ -147,6 +148,20 @@ def test_train_backend_selects_on_dev_and_scores_like_evaluate_privacy(gaussian,
                               n_boot=20, quiet=True)
     assert result.eer_mean == pytest.approx(best["val_eer"])
     assert set(result.by_gender) == {"f", "m"}
+    # rank-1 linkability and singling out from the back-end's own scores of every trial against every speaker
+    from voxanon.evaluation.embeddings import extract_embeddings
+    from voxanon.metrics import ScoreMatrix, beyond_eer, held_out_split
+
+    enrolled = extract_embeddings(read_data_dir(enroll), VectorEncoder(), cache_dir=tmp_path / "cache", quiet=True)
+    tests = extract_embeddings(read_data_dir(trial_dir), VectorEncoder(), cache_dir=tmp_path / "cache", quiet=True)
+    llr = PldaBackend.load(path).score([np.stack([v for u, v in enrolled.items() if u.startswith(f"d{k}-")])
+                                        for k in range(8)], np.stack([tests[u] for u in utts]))
+    expected = beyond_eer(*held_out_split(ScoreMatrix(llr.T, np.array([int(u[1]) for u in utts]))))
+    assert result.beyond is not None and result.beyond.n_speakers == 8
+    got, want = dataclasses.asdict(result.beyond), dataclasses.asdict(expected)
+    assert got.keys() == want.keys()
+    for key, value in want.items():
+        assert got[key] == (pytest.approx(value) if isinstance(value, float) else value), key
 
 
 def test_ladder_rung_a_trains_on_the_systems_training_set_and_attacks_with_the_selected_back_end(tmp_path):

@@ -20,7 +20,14 @@ import numpy as np
 from voxanon.data.kaldi import DataDir, DataError
 from voxanon.evaluation.dev_selection import as_data_dir, mean_gender_eer
 from voxanon.evaluation.embeddings import extract_embeddings
-from voxanon.evaluation.privacy import TrialScores, privacy_metrics, trial_sets
+from voxanon.evaluation.privacy import (
+    TrialScores,
+    beyond_eer_metrics,
+    enrolled_trials,
+    identification_matrix,
+    privacy_metrics,
+    trial_sets,
+)
 from voxanon.evaluation.results import PrivacyResult
 from voxanon.models.speaker import SpeakerEncoder
 from voxanon.models.speaker.plda import BackendSettings, PldaBackend
@@ -43,12 +50,16 @@ def backend_trial_scores(enroll: DataDir, trial_dirs: list[DataDir], encoder: Sp
     emb = extract_embeddings(enroll, encoder, utts=utts, cache_dir=cache_dir, quiet=quiet)
     enrollments = [np.stack([emb[u] for u in enroll.spk2utt[s]]) for s in speakers]
     spk_index = {s: i for i, s in enumerate(speakers)}
-    parts = []
+    parts, rows, true, ids = [], [], [], []
     for td in trial_dirs:
         tutts = sorted({t.utt for t in td.trials})
         temb = extract_embeddings(td, encoder, utts=tutts, cache_dir=cache_dir, quiet=quiet)
         matrix = backend.score(enrollments, np.stack([temb[u] for u in tutts]))
         utt_index = {u: i for i, u in enumerate(tutts)}
+        pos, who = enrolled_trials(td, tutts, spk_index)
+        rows.append(matrix[:, pos].T)
+        true += who
+        ids += [tutts[i] for i in pos]
         parts.append(TrialScores(
             enroll_spk=np.array([t.enroll_spk for t in td.trials]),
             utt=np.array([t.utt for t in td.trials]),
@@ -56,7 +67,7 @@ def backend_trial_scores(enroll: DataDir, trial_dirs: list[DataDir], encoder: Sp
             target=np.array([t.target for t in td.trials], dtype=bool),
             gender=np.array([enroll.spk2gender[t.enroll_spk] for t in td.trials]),
         ))
-    return TrialScores.concatenate(parts)
+    return TrialScores.concatenate(parts, identification_matrix(rows, true, ids, speakers))
 
 
 def evaluate_backend(enroll, trial_dirs: list, encoder: SpeakerEncoder, backend: PldaBackend, *,
@@ -68,7 +79,7 @@ def evaluate_backend(enroll, trial_dirs: list, encoder: SpeakerEncoder, backend:
     by_gender, eer_mean, fairness = privacy_metrics(trials, n_boot=n_boot)
     return PrivacyResult(encoder=f"{encoder.name}+{backend.settings.scoring}", enroll=str(enroll.path),
                          trials=[str(td.path) for td in tds], by_gender=by_gender, eer_mean=eer_mean,
-                         fairness=fairness)
+                         fairness=fairness, beyond=beyond_eer_metrics(trials))
 
 
 def train_backend(train_dir, dev_enroll, dev_trials: list, encoder: SpeakerEncoder, out_dir: str | os.PathLike,

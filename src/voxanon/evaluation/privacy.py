@@ -162,11 +162,10 @@ def score_trials(enroll: DataDir, trial_dirs: list[DataDir], encoder: SpeakerEnc
         emb = extract_embeddings(td, encoder, utts=utts, cache_dir=cache_dir, quiet=quiet)
         utt_index = {u: i for i, u in enumerate(utts)}
         tests = np.stack([emb[u] for u in utts])
-        for u in utts:
-            if td.utt2spk.get(u) in spk_index:
-                rows.append(tests[utt_index[u]])
-                true.append(spk_index[td.utt2spk[u]])
-                ids.append(u)
+        pos, who = enrolled_trials(td, utts, spk_index)
+        rows.append(_unit(tests[pos]) @ _unit(models).T)
+        true += who
+        ids += [utts[i] for i in pos]
         m_idx = np.array([spk_index[t.enroll_spk] for t in td.trials])
         t_idx = np.array([utt_index[t.utt] for t in td.trials])
         parts.append(TrialScores(
@@ -176,11 +175,22 @@ def score_trials(enroll: DataDir, trial_dirs: list[DataDir], encoder: SpeakerEnc
             target=np.array([t.target for t in td.trials], dtype=bool),
             gender=np.array([enroll.spk2gender[t.enroll_spk] for t in td.trials]),
         ))
-    matrix = None
-    if len(speakers) >= 2 and rows:
-        matrix = ScoreMatrix(_unit(np.stack(rows)) @ _unit(models).T, np.array(true), speakers=tuple(speakers),
-                             trials=tuple(ids))
-    return TrialScores.concatenate(parts, matrix)
+    return TrialScores.concatenate(parts, identification_matrix(rows, true, ids, speakers))
+
+
+def enrolled_trials(td: DataDir, utts: list[str], spk_index: dict[str, int]) -> tuple[list[int], list[int]]:
+    """Positions in ``utts`` of the trial utterances spoken by an enrolled speaker, and that speaker's column."""
+    pos = [i for i, u in enumerate(utts) if td.utt2spk.get(u) in spk_index]
+    return pos, [spk_index[td.utt2spk[utts[i]]] for i in pos]
+
+
+def identification_matrix(rows: list[np.ndarray], true: list[int], ids: list[str],
+                          speakers: list[str]) -> ScoreMatrix | None:
+    """The :class:`ScoreMatrix` of score blocks ``rows`` (trial utterances x enrolled speakers, one block per trial
+    list; :func:`enrolled_trials` gives their columns), None with fewer than 2 speakers or no such utterance."""
+    if len(speakers) < 2 or not true:
+        return None
+    return ScoreMatrix(np.concatenate(rows), np.array(true), speakers=tuple(speakers), trials=tuple(ids))
 
 
 def beyond_eer_metrics(trials: TrialScores) -> BeyondEERResult | None:

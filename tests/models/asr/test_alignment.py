@@ -29,14 +29,18 @@ def _pronunciation(aligner: PhoneAligner, text: str) -> list[str]:
     return [p for w in text.lower().split() for p in aligner.decoder.lookup_word(w).split()]
 
 
+def _consonants(phones: list[str]) -> list[str]:
+    vowels = {"AA", "AE", "AH", "AO", "AW", "AY", "EH", "ER", "EY", "IH", "IY", "OW", "OY", "UH", "UW"}
+    return [p for p in phones if p not in vowels]
+
+
 def test_the_phones_of_real_speech_follow_the_transcript_in_time(aligner):
     wav, sr, text = _clip()                                  # "he was not an ill disposed young man"
     segments = aligner.align(wav, sr, text)
     spoken = [PHONES[p] for p, _, _ in segments if p != SIL]
     # the words' phones in order (pocketsphinx may pick another listed pronunciation of a word: compare the
     # consonants, which the variants of these words share)
-    vowels = {"AA", "AE", "AH", "AO", "AW", "AY", "EH", "ER", "EY", "IH", "IY", "OW", "OY", "UH", "UW"}
-    assert [p for p in spoken if p not in vowels] == [p for p in _pronunciation(aligner, text) if p not in vowels]
+    assert _consonants(spoken) == _consonants(_pronunciation(aligner, text))
     starts, ends = np.array([s for _, s, _ in segments]), np.array([e for _, _, e in segments])
     assert np.all(ends > starts) and np.allclose(starts[1:], ends[:-1])            # back to back, in order
     assert starts[0] == 0 and abs(ends[-1] - len(wav) / sr) < 0.05                 # over the whole clip
@@ -71,3 +75,22 @@ def test_frame_labels_take_the_phone_at_each_frame_centre():
     assert frame_labels([], 3, 10.0).tolist() == [SIL] * 3
     gap = frame_labels([(PHONES.index("S"), 0.2, 0.3)], 4, 10.0)
     assert gap.tolist() == [SIL, SIL, PHONES.index("S"), SIL] and gap.dtype == np.int64
+
+
+def test_fast_speech_that_finds_no_path_at_100_frames_a_second_is_aligned_at_a_higher_rate(aligner):
+    from voxanon.audio.io import to_pcm16
+    from voxanon.models.asr.alignment import _align
+
+    wav, sr, text = _clip()
+    fast = resample(wav, int(sr * 1.8), sr)                   # the same speech 1.8 times as fast
+    words = " ".join(aligner.words(text))
+    with pytest.raises(RuntimeError):                         # no path at the model's own frame rate
+        _align(aligner.decoder, to_pcm16(fast).tobytes(), words)
+    segments = aligner.align(fast, sr, text)
+    normal = aligner.align(wav, sr, text)
+    # the same consonants (vowels may take another listed pronunciation), in time with the faster speech
+    assert _consonants([PHONES[p] for p, _, _ in segments if p != SIL]) == \
+        _consonants([PHONES[p] for p, _, _ in normal if p != SIL])
+    assert abs(segments[-1][2] - len(fast) / sr) < 0.05
+    centres = np.array([(s + e) / 2 for p, s, e in segments if p != SIL])
+    assert np.all(np.diff(centres) > 0)

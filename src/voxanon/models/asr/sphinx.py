@@ -18,13 +18,14 @@ def _is_word(token: str) -> bool:
     return not (token.startswith("<") or token.startswith("[") or token.startswith("+"))
 
 
-def new_decoder():
-    """A quiet pocketsphinx decoder with its bundled US-English model (AsrError when pocketsphinx is missing)."""
+def new_decoder(**config):
+    """A quiet pocketsphinx decoder with its bundled US-English model and ``config`` (AsrError when pocketsphinx
+    is missing)."""
     try:
         from pocketsphinx import Decoder
     except ImportError as exc:
         raise AsrError("pocketsphinx is needed: pip install pocketsphinx") from exc
-    return Decoder(loglevel="FATAL")
+    return Decoder(loglevel="FATAL", **config)
 
 
 def decode_utterance(decoder, pcm: bytes) -> None:
