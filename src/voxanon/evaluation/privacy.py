@@ -187,7 +187,8 @@ def enrolled_trials(td: DataDir, utts: list[str], spk_index: dict[str, int]) -> 
 def identification_matrix(rows: list[np.ndarray], true: list[int], ids: list[str],
                           speakers: list[str]) -> ScoreMatrix | None:
     """The :class:`ScoreMatrix` of score blocks ``rows`` (trial utterances x enrolled speakers, one block per trial
-    list; :func:`enrolled_trials` gives their columns), None with fewer than 2 speakers or no such utterance."""
+    list, its utterances and their true columns from :func:`enrolled_trials`), None with fewer than 2 speakers or
+    no such utterance."""
     if len(speakers) < 2 or not true:
         return None
     return ScoreMatrix(np.concatenate(rows), np.array(true), speakers=tuple(speakers), trials=tuple(ids))
