@@ -20,7 +20,7 @@ from voxanon.audio.io import load_audio, resample, to_pcm16
 from voxanon.models.asr.alignment import (
     RETRY_FRAME_RATES,
     PhoneAligner,
-    _align,
+    align_pcm,
     frame_labels,
 )
 from voxanon.models.asr.base import AsrError
@@ -41,7 +41,7 @@ def main() -> None:
 
     def labels(rate: int, pcm: bytes, words: str, n: int) -> np.ndarray | None:
         try:
-            return frame_labels(_align(decoders[rate], pcm, words), n, FRAME_RATE)
+            return frame_labels(align_pcm(decoders[rate], pcm, words), n, FRAME_RATE)
         except RuntimeError:
             return None
 

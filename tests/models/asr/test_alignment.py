@@ -79,13 +79,13 @@ def test_frame_labels_take_the_phone_at_each_frame_centre():
 
 def test_fast_speech_that_finds_no_path_at_100_frames_a_second_is_aligned_at_a_higher_rate(aligner):
     from voxanon.audio.io import to_pcm16
-    from voxanon.models.asr.alignment import _align
+    from voxanon.models.asr.alignment import align_pcm
 
     wav, sr, text = _clip()
     fast = resample(wav, int(sr * 1.8), sr)                   # the same speech 1.8 times as fast
     words = " ".join(aligner.words(text))
     with pytest.raises(RuntimeError):                         # no path at the model's own frame rate
-        _align(aligner.decoder, to_pcm16(fast).tobytes(), words)
+        align_pcm(aligner.decoder, to_pcm16(fast).tobytes(), words)
     segments = aligner.align(fast, sr, text)
     normal = aligner.align(wav, sr, text)
     # the same consonants (vowels may take another listed pronunciation), in time with the faster speech

@@ -7,8 +7,9 @@ fails on some fast speech; such an utterance is aligned again at the frame
 rates of :data:`RETRY_FRAME_RATES`, in turn (of 1,000 Kokoro training
 utterances, 75 failed and 58 of them were rescued; where both rates align,
 89 % of the frames get the same phone at 150 or 200 frames a second as at
-100: ``benchmarks/bench_alignment_retries.py``). Each utterance starts from the decoder's initial feature
-state, so its alignment does not depend on what was aligned before it. Its
+100: ``benchmarks/bench_alignment_retries.py``). Each utterance starts from
+the decoder's initial feature state, so its alignment does not depend on what
+was aligned before it. Its
 phone set is CMUdict's 39 phones (ARPAbet, no stress) and ``SIL``; filler
 models and anything else are counted as ``SIL``. Every
 word must be in the model's dictionary: an utterance with an unknown word
@@ -62,11 +63,8 @@ class PhoneAligner:
         words = " ".join(self.words(text))
         pcm = to_pcm16(resample(np.asarray(wav, np.float32), sr, 16000)).tobytes()
         for rate in (None, *RETRY_FRAME_RATES):
-            if rate is not None and rate not in self._retries:
-                self._retries[rate] = new_decoder(frate=rate)
-            decoder = self.decoder if rate is None else self._retries[rate]
             try:
-                phones = _align(decoder, pcm, words)
+                phones = align_pcm(self._decoder(rate), pcm, words)
                 break
             except RuntimeError as exc:
                 error = exc
@@ -76,8 +74,16 @@ class PhoneAligner:
             raise AsrError(f"cannot align {text!r}: the aligner found no path through the audio")
         return phones
 
+    def _decoder(self, rate: int | None):
+        """The decoder at the model's frame rate (None) or at ``rate`` frames a second (made on first use)."""
+        if rate is None:
+            return self.decoder
+        if rate not in self._retries:
+            self._retries[rate] = new_decoder(frate=rate)
+        return self._retries[rate]
 
-def _align(decoder, pcm: bytes, words: str) -> list[Segment]:
+
+def align_pcm(decoder, pcm: bytes, words: str) -> list[Segment]:
     """Words, then phones, of 16 kHz PCM with ``decoder`` (RuntimeError when no path fits)."""
     decoder.reinit_feat()  # pocketsphinx carries its cepstral mean over from the last utterance: start afresh
     decoder.set_align_text(words)
