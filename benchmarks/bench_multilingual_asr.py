@@ -24,13 +24,11 @@ from pathlib import Path
 import numpy as np
 
 from voxanon.audio.io import load_audio, resample
-from voxanon.data.debian_clips import find_clips, prompt_clips
+from voxanon.data.debian_clips import WIDEBAND, find_clips, prompt_clips
 from voxanon.metrics import wer
 from voxanon.metrics.bootstrap import wer_ci
 from voxanon.metrics.text import default_normalization, error_unit
 from voxanon.models.asr import load_asr
-
-WIDEBAND = ("librivox-ss01", "pocketsphinx-cards")
 
 
 def clip_set(language: str, prompts: int | None) -> tuple[list[np.ndarray], list[str]]:

@@ -51,14 +51,13 @@ import numpy as np
 from voxanon.audio.io import load_audio
 from voxanon.data.debian_clips import (
     PROMPT_SPEAKERS,
+    WIDEBAND,
     build_real_subset,
     find_clips,
     prompt_clips,
 )
 from voxanon.data.kaldi import read_data_dir, write_data_dir
 from voxanon.data.layout import CORPUS_LANGUAGES
-
-WIDEBAND = ("librivox-ss01", "pocketsphinx-cards")
 
 
 def build_set(out: Path, prompts: int, seed: int = 0, language: str = "en", source: Path | None = None) -> Path:

@@ -67,6 +67,10 @@ def _transcriptions(path: Path) -> dict[str, str]:
     return out
 
 
+#: the speakers of the 16 kHz clips (pocketsphinx-testdata's; the others are 8 kHz or narrower)
+WIDEBAND = ("librivox-ss01", "pocketsphinx-cards")
+
+
 def find_clips(root: str | Path = "/") -> list[Clip]:
     """Every usable clip installed under ``root`` (``/`` normally), sorted by utterance id."""
     share = Path(root) / "usr/share"
@@ -89,8 +93,7 @@ def find_clips(root: str | Path = "/") -> list[Clip]:
             if re.fullmatch(r"[A-Za-z]", p.stem):
                 clips.append(_clip(speaker, "klettres-data", p, p.stem))
     sphinx = share / "pocketsphinx/test/data"
-    for sub, trans, speaker in (("librivox", "transcription", "librivox-ss01"),
-                                ("cards", "cards.transcription", "pocketsphinx-cards")):
+    for sub, trans, speaker in zip(("librivox", "cards"), ("transcription", "cards.transcription"), WIDEBAND):
         if (sphinx / sub / trans).is_file():
             texts = _transcriptions(sphinx / sub / trans)
             clips += [_clip(speaker, "pocketsphinx-testdata", sphinx / sub / f"{i}.wav", t)
