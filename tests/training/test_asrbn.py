@@ -182,6 +182,55 @@ def test_target_is_drawn_per_utterance_rng_or_fixed(tmp_path):
     assert {fixed.pseudo_speaker(wav, 16000, utterance_rng(0, f"utt{i}")) for i in range(5)} == {7}
 
 
+def _draws(params: dict) -> set[int]:
+    anon = build("b5", params)
+    wav = np.ones(160, dtype=np.float32)
+    return {anon.pseudo_speaker(wav, 16000, utterance_rng(0, f"utt{i}")) for i in range(60)}
+
+
+def test_targets_are_the_speakers_the_model_names_or_the_given_ones(tmp_path):
+    torch.manual_seed(0)
+    net = AcousticNet(AcousticConfig(channels=16, dilations=(1, 2), codebook_size=4, n_speakers=6))
+    named = str(tmp_path / "named.pt")
+    save_atomic(model_file(net, ModelSpecs(), {"targets": [1, 4]}), named)
+    assert _draws({"model": named}) == {1, 4}
+    assert _draws({"model": named, "targets": "all"}) == set(range(6))
+    assert _draws({"model": named, "targets": "3,2,3"}) == {2, 3}
+    assert build("b5", {"model": named, "targets": "3,2,3"}).target_speakers() == [2, 3]
+    assert _draws({"model": _table_model(tmp_path / "t.pt", n_speakers=6)}) == set(range(6))  # none named: all
+    assert _draws({"model": named, "target": 5}) == {5}                      # a fixed target wins
+    for bad in ("1;2", "", "-1", "eng"):
+        with pytest.raises(ConfigError, match="not model, all or comma-separated"):
+            build("b5", {"targets": bad})
+    with pytest.raises(ConfigError, match=r"\[6\] are not speakers"):
+        build("b5", {"model": named, "targets": "0,6"}).acoustic()
+
+
+def test_set_model_targets_names_the_matching_speakers(tmp_path):
+    import subprocess
+    import sys
+
+    torch.manual_seed(0)
+    net = AcousticNet(AcousticConfig(channels=16, dilations=(1, 2), codebook_size=4, n_speakers=4))
+    names = ["real:alsa", "train:f-af_kore", "train:f-jf_alpha", "train:m-bm_lewis"]
+    path = tmp_path / "m.pt"
+    save_atomic(model_file(net, ModelSpecs(), {"speakers": names}), path)
+    (tmp_path / "m.json").write_text(json.dumps({"speakers": names}))
+    tool = Path(__file__).resolve().parents[2] / "tools/set_model_targets.py"
+    run = subprocess.run([sys.executable, str(tool), str(path), "--match", ":[fm]-[ab][fm]_", "--why", "English"],
+                         capture_output=True, text=True, check=True)
+    assert "2 of 4 speakers are targets: f-af_kore, m-bm_lewis" in run.stdout
+    model = AcousticModel.from_file(path)
+    assert model.meta["targets"] == [1, 3] and model.meta["targets_rule"]["why"] == "English"
+    assert json.loads((tmp_path / "m.json").read_text())["targets"] == [1, 3]
+    assert all(torch.equal(a, b) for a, b in zip(model.net.state_dict().values(), net.half().float().state_dict()
+                                                                                      .values()))
+    assert _draws({"model": str(path)}) == {1, 3}
+    fails = subprocess.run([sys.executable, str(tool), str(path), "--match", "nobody", "--why", "x"],
+                           capture_output=True, text=True)
+    assert fails.returncode != 0 and "finds none of its 4 speakers" in fails.stderr
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["b5", "b6"])
 def test_shipped_models_convert_real_speech_into_their_targets_voices(method):
