@@ -39,7 +39,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -148,6 +150,14 @@ def score(data_dir: Path, wav_dir: Path | None, asrs: dict, ge2e, ref_emb: np.nd
     return row, results
 
 
+def folder_name(tag: str) -> str:
+    """``tag`` as one folder name: characters other than letters, digits and ``.=,-`` become ``_`` (a model path
+    in a parameter makes no subfolders), and a name over 80 characters (a long target list) is cut to 60 and a
+    hash of the whole."""
+    safe = re.sub(r"[^\w.=,-]+", "_", tag)
+    return safe if len(safe) <= 80 else f"{safe[:60]}-{hashlib.sha1(tag.encode()).hexdigest()[:8]}-"
+
+
 def seed_mean(rows: list[dict], results: list[dict], original: dict) -> dict:
     """One method's row over several seeds: mean WERs and cosine, and each recogniser's ratio to the
     original over the utterances' mean errors across the seeds."""
@@ -204,7 +214,7 @@ def main() -> None:
             name = label if len(args.seeds) == 1 else f"{label} seed={seed}"
             tag = f"{label}-" + ("" if seed == 0 else f"seed{seed}-")
             twice = args.twice and seed == args.seeds[0]
-            outs = [args.out / "anon" / f"{tag}{i}".replace(" ", "_") for i in range(2 if twice else 1)]
+            outs = [args.out / "anon" / f"{folder_name(tag)}{i}" for i in range(2 if twice else 1)]
             runs = [anonymize(method, params, data_dir, out, args.jobs, seed) for out in outs]
             rows[name], result = score(data_dir, outs[-1], asrs, ge2e, ref_emb, original, args.language)
             rows[name]["rtf"] = [round(r / seconds, 3) for r in runs]

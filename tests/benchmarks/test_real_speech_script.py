@@ -1,5 +1,5 @@
 """benchmarks/bench_real_speech.py's parts that need no model: the set drawn from a data directory, the
-leave-one-out cosine, the table and the refusal of a language without recorded speech."""
+leave-one-out cosine, the table, the output folder names and the refusal of a language without recorded speech."""
 
 from __future__ import annotations
 
@@ -59,3 +59,11 @@ def test_language_without_recorded_speech_needs_data(bench, monkeypatch, tmp_pat
         bench.main()
     assert exit_info.value.code == 2 and "give --data" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())  # refused before anything was written
+
+
+def test_folder_name_is_one_folder_of_bounded_length(bench):
+    assert bench.folder_name("b6 model=/runs/x/b6.pt-seed1-") == "b6_model=_runs_x_b6.pt-seed1-"
+    assert bench.folder_name("b5-") == "b5-"
+    long_a = bench.folder_name("b5 targets=" + ",".join(map(str, range(60))) + "-")
+    long_b = bench.folder_name("b5 targets=" + ",".join(map(str, range(61))) + "-")
+    assert len(long_a) <= 80 and "/" not in long_a and long_a != long_b  # cut, but the hash tells them apart
