@@ -47,18 +47,19 @@ def corpus(tmp_path_factory):
 
 
 def test_loss_falls_and_the_result_loads_as_the_kits_layout(tmp_path, pretrained, corpus):
-    res = finetune_ecapa_ssl(corpus, pretrained, tmp_path / "ft", FinetuneConfig(epochs=4, **SMALL), quiet=True)
+    res = finetune_ecapa_ssl(corpus, pretrained, tmp_path / "ft", FinetuneConfig(epochs=8, **SMALL), quiet=True)
     hist = res["history"]
-    assert [h["epoch"] for h in hist] == [1, 2, 3, 4]
+    assert [h["epoch"] for h in hist] == list(range(1, 9))
     assert res["train_chunks"] == 40 and res["val_chunks"] == 8 and res["steps_per_epoch"] == 5
-    assert hist[-1]["loss"] < 0.7 * hist[0]["loss"], hist                      # about 11 -> 6
-    assert res["best_epoch"] > 1 and res["best_val_loss"] < 0.95 * hist[0]["val_loss"], hist  # 8 chunks: noisy
+    assert hist[-1]["loss"] < 0.7 * hist[0]["loss"], hist                      # about 11 -> 4
+    # 8 chunks: noisy; four epochs barely moved it on one machine (6.8 -> 6.7), eight take it to about half
+    assert res["best_epoch"] > 1 and res["best_val_loss"] < 0.8 * hist[0]["val_loss"], hist
     # the kit's layout: CKPT+<epoch>/{embedding_model.ckpt, WavLM-Large.pt}, train_log.txt read by the kit's selection
     for h in hist:
         assert (tmp_path / "ft" / f"CKPT+{h['epoch']}" / "WavLM-Large.pt").read_bytes() == \
             (pretrained / "WavLM-Large.pt").read_bytes()
     lines = (tmp_path / "ft" / "train_log.txt").read_text().splitlines()
-    assert len(lines) == 4 and lines[0].startswith("epoch: 1, lr: ") and "valid loss: " in lines[0]
+    assert len(lines) == 8 and lines[0].startswith("epoch: 1, lr: ") and "valid loss: " in lines[0]
     best = tmp_path / "ft" / f"CKPT+{res['best_epoch']}"
     assert res["best_val_loss"] == min(h["val_loss"] for h in hist)
     assert best_checkpoint_folder(tmp_path / "ft") == str(best)
