@@ -4,7 +4,7 @@ A model written by ``voxanon train asrbn`` lists its training speakers (``speake
 order); by default the anonymizers draw each utterance's target among all of them. This writes ``targets`` into
 the model's meta: the indices of the speakers whose name REGEX finds, with the rule (REGEX and WHY) beside them
 as ``targets_rule``. The weights are not touched; the model's summary beside it (``MODEL.json``), when there is
-one, gets the same two entries. Usage::
+one, gets the same two entries (and the new file size, where it records ``file_bytes``). Usage::
 
     python tools/set_model_targets.py MODEL.pt --match REGEX --why TEXT
 """
@@ -41,6 +41,8 @@ def main() -> None:
     if summary.is_file():
         meta = json.loads(summary.read_text(encoding="utf-8"))
         meta.update(entries)
+        if "file_bytes" in meta:
+            meta["file_bytes"] = args.model.stat().st_size
         summary.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     print(f"{args.model}: {len(targets)} of {len(speakers)} speakers are targets: "
           + ", ".join(speakers[i].rsplit(":", 1)[-1] for i in targets))

@@ -224,14 +224,15 @@ def test_set_model_targets_names_the_matching_speakers(tmp_path):
     names = ["real:alsa", "train:f-af_kore", "train:f-jf_alpha", "train:m-bm_lewis"]
     path = tmp_path / "m.pt"
     save_atomic(model_file(net, ModelSpecs(), {"speakers": names}), path)
-    (tmp_path / "m.json").write_text(json.dumps({"speakers": names}))
+    (tmp_path / "m.json").write_text(json.dumps({"speakers": names, "file_bytes": 1}))
     tool = Path(__file__).resolve().parents[2] / "tools/set_model_targets.py"
     run = subprocess.run([sys.executable, str(tool), str(path), "--match", ":[fm]-[ab][fm]_", "--why", "English"],
                          capture_output=True, text=True, check=True)
     assert "2 of 4 speakers are targets: f-af_kore, m-bm_lewis" in run.stdout
     model = AcousticModel.from_file(path)
     assert model.meta["targets"] == [1, 3] and model.meta["targets_rule"]["why"] == "English"
-    assert json.loads((tmp_path / "m.json").read_text())["targets"] == [1, 3]
+    summary = json.loads((tmp_path / "m.json").read_text())
+    assert summary["targets"] == [1, 3] and summary["file_bytes"] == path.stat().st_size
     assert all(torch.equal(a, b) for a, b in zip(model.net.state_dict().values(), net.half().float().state_dict()
                                                                                       .values()))
     assert _draws({"model": str(path)}) == {1, 3}
