@@ -62,10 +62,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_asrbn(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from voxanon.errors import ConfigError
     from voxanon.training.asrbn import train_asrbn
 
+    if not 0 <= args.code_noise < 1:
+        raise ConfigError(f"--code-noise {args.code_noise}: give a fraction of the frames in [0, 1)")
+    cfg = dataclasses.replace(_conv_config(args), code_noise=args.code_noise)
     return _report(args, train_asrbn(args.data_dirs, args.out, codebook_size=args.codebook,
-                                     bottleneck=args.bottleneck, **_common(args, _conv_config(args))))
+                                     bottleneck=args.bottleneck, **_common(args, cfg)))
 
 
 def run_bottleneck(args: argparse.Namespace) -> int:
@@ -143,14 +149,18 @@ def register(commands) -> None:
 
     p = commands.train.add_parser("asrbn", help="VPC B5/B6 acoustic model: vector-quantised content + pitch + "
                                                 "one-hot training speaker -> HiFi-GAN mels; reruns resume")
-    _add_training_args(p, init_help="start from the weights of 'default' (the shipped acoustic model) or a "
-                                    "model.pt wherever names and shapes match")
+    _add_training_args(p, init_help="start from the weights of 'default' (the shipped acoustic model), 'b5', "
+                                    "'b6' or a model.pt wherever names and shapes match; a model with codes "
+                                    "learnt in a recogniser keeps its quantiser unless --bottleneck is given")
     _add_conv_args(p)
     p.add_argument("--codebook", type=int, default=48, help="codewords of the content quantiser (default 48, "
                                                             "the VPC 2024 B5/B6 models' vq_48)")
     p.add_argument("--bottleneck", help="take the quantiser (projection and codebook) from this model.pt of "
                                         "'voxanon train bottleneck' instead of fitting k-means; --content must be "
                                         "its encoder")
+    p.add_argument("--code-noise", type=float, default=0.0,
+                   help="training only: about this fraction of the frames take their second-nearest codeword, in "
+                        "runs of about a phone (default 0)")
     p.set_defaults(handler=run_asrbn)
 
     p = commands.train.add_parser("bottleneck", help="B5/B6 content codes: a vector-quantised bottleneck learnt "

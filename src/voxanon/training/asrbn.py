@@ -7,7 +7,7 @@ speakers (rows initialised with each speaker's mean speaker embedding). The code
 are fitted once by k-means on the training content, or taken with their input
 projection from a bottleneck learnt inside a CTC recogniser (``bottleneck``, a
 model of ``voxanon train bottleneck``: the VPC's design); either way they stay
-fixed. One
+fixed; an ``--init`` model with codes learnt in a recogniser keeps its quantiser. One
 utterance of up to ``settings.max_valid`` speakers is held out for validation
 (clean content). ``--init`` copies every weight whose name and shape match.
 The loop, checkpoints, log and files are those of
@@ -72,6 +72,20 @@ def copy_matching(net: AcousticNet, source: AcousticNet) -> list[str]:
     return sorted(set(own) - set(same))
 
 
+def learnt_codes(source, bn: Bottleneck | None, codebook_size: int, content_dim: int) -> bool:
+    """Whether the network keeps the quantiser of ``source`` (the ``--init`` model): it does when that holds codes
+    learnt in a recogniser (a bottleneck projection) and no other bottleneck is given. ConfigError when those
+    codes cannot be kept: another codebook size, or content of another width."""
+    if source is None or bn is not None or not source.net.cfg.bottleneck_dim:
+        return False
+    theirs = source.net.cfg
+    if (theirs.codebook_size, theirs.content_dim) != (codebook_size, content_dim):
+        raise ConfigError(f"the --init model's {theirs.codebook_size} codes were learnt on {theirs.content_dim}-d "
+                          f"content; its quantiser is kept, so give --codebook {theirs.codebook_size} and its "
+                          f"--content {source.content_spec}, or a --bottleneck")
+    return True
+
+
 def matching_bottleneck(path: str, extractor: Extractor) -> Bottleneck:
     """The model of ``voxanon train bottleneck`` at ``path``; ConfigError when it was trained on content of
     another encoder than the extractor's."""
@@ -117,10 +131,12 @@ def train_asrbn(train_dirs: list[str], out_dir: str, *, codebook_size: int = 48,
     else:
         cfg = dataclasses.replace(cfg, content_dim=extractor.encoder.dim, speaker_dim=extractor.speaker.dim,
                                   codebook_size=codebook_size, n_speakers=len(speakers))
+        keep_codes = learnt_codes(source, bn, codebook_size, extractor.encoder.dim)
         if source is not None:
             cfg = dataclasses.replace(source.net.cfg, content_dim=extractor.encoder.dim,
                                       speaker_dim=extractor.speaker.dim, codebook_size=codebook_size,
-                                      bottleneck_dim=0, n_speakers=len(speakers))
+                                      bottleneck_dim=source.net.cfg.bottleneck_dim if keep_codes else 0,
+                                      n_speakers=len(speakers), code_noise=cfg.code_noise)
         if bn is not None:
             cfg = dataclasses.replace(cfg, codebook_size=bn.size, bottleneck_dim=bn.dim)
         check_dims(cfg, extractor)
@@ -130,7 +146,7 @@ def train_asrbn(train_dirs: list[str], out_dir: str, *, codebook_size: int = 48,
         if bn is not None:
             net.vq.set_codebook(bn.codebook)
             net.vq.set_projection(bn.weight, bn.bias)
-        else:
+        elif not keep_codes:
             net.vq.set_codebook(fit_codebook(train_items, codebook_size, cfg.content_norm, settings.seed))
         with torch.no_grad():
             net.speakers.weight.copy_(torch.from_numpy(speaker_rows(train_items, speakers)))
