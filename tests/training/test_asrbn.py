@@ -174,19 +174,21 @@ def test_train_asrbn_writes_resumes_and_starts_from_an_acoustic_model(tmp_path, 
     assert meta["config"]["content_dim"] == 384 and "content_in.weight" in meta["init_not_copied"]
     got = AcousticModel.from_file(tmp_path / "wide" / "model.pt").net
     assert torch.allclose(got.pitch_in.weight, narrow.pitch_in.weight.half().float())
-    # a start whose codes were learnt in a recogniser keeps its quantiser (no k-means), and trains with code noise
+    # a start whose codes were learnt in a recogniser keeps its quantiser (no k-means), and with the same
+    # speakers its table's rows; it trains with code noise
     learnt = AcousticNet(AcousticConfig(channels=16, dilations=(1, 2), codebook_size=8, bottleneck_dim=4,
-                                        n_speakers=5))
+                                        n_speakers=2))
     learnt.vq.set_codebook(np.random.default_rng(1).normal(size=(8, 4)))
     learnt.vq.set_projection(np.random.default_rng(2).normal(size=(4, 384)), np.ones(4))
-    save_atomic(model_file(learnt, ModelSpecs()), tmp_path / "learnt.pt")
+    save_atomic(model_file(learnt, ModelSpecs(), meta={"speakers": summary["speakers"]}), tmp_path / "learnt.pt")
     assert main(["train", "asrbn", *common, "--out", str(tmp_path / "kept"), "--epochs", "0.01", "--lr", "0",
                  "--init", str(tmp_path / "learnt.pt"), "--code-noise", "0.3"]) == EXIT_PARTIAL
     meta = json.loads((tmp_path / "kept" / "model.json").read_text())
-    assert meta["init_not_copied"] == ["speakers.weight"] and meta["config"]["code_noise"] == 0.3
+    assert meta["init_not_copied"] == [] and meta["config"]["code_noise"] == 0.3
     got = AcousticModel.from_file(tmp_path / "kept" / "model.pt").net
     for name in ("codebook", "proj_weight", "proj_bias"):
         assert torch.equal(getattr(got.vq, name), getattr(learnt.vq, name).half().float())
+    assert torch.equal(got.speakers.weight, learnt.speakers.weight.half().float())
     sixteen = [*common]
     sixteen[sixteen.index("--codebook") + 1] = "16"
     assert main(["train", "asrbn", *sixteen, "--out", str(tmp_path / "other"), "--epochs", "0.01",

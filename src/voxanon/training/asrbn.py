@@ -3,7 +3,8 @@
 The network of ``voxanon train acoustic`` with two options switched on: the
 (per-utterance normalised) content frames are quantised to the nearest of
 ``codebook_size`` codewords and the speaker is an index into a learned table of the training
-speakers (rows initialised with each speaker's mean speaker embedding). The codewords
+speakers (rows initialised with each speaker's mean speaker embedding, or kept from an ``--init`` model of the
+same speakers). The codewords
 are fitted once by k-means on the training content, or taken with their input
 projection from a bottleneck learnt inside a CTC recogniser (``bottleneck``, a
 model of ``voxanon train bottleneck``: the VPC's design); either way they stay
@@ -148,8 +149,9 @@ def train_asrbn(train_dirs: list[str], out_dir: str, *, codebook_size: int = 48,
             net.vq.set_projection(bn.weight, bn.bias)
         elif not keep_codes:
             net.vq.set_codebook(fit_codebook(train_items, codebook_size, cfg.content_norm, settings.seed))
-        with torch.no_grad():
-            net.speakers.weight.copy_(torch.from_numpy(speaker_rows(train_items, speakers)))
+        if source is None or source.meta.get("speakers") != speakers:      # else the init's learnt rows stay
+            with torch.no_grad():
+                net.speakers.weight.copy_(torch.from_numpy(speaker_rows(train_items, speakers)))
     index = {s: i for i, s in enumerate(speakers)}
     valid_items = [it for it in valid_items if it.speaker in index]
     batches = Batches(train_items, cfg, settings.segment_frames, np.random.default_rng(settings.seed),
