@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from pathlib import Path
@@ -24,7 +23,7 @@ from voxanon.models.acoustic.inference import (
     model_file,
 )
 from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
-from voxanon.models.acoustic.vq import NOISE_SPAN, VectorQuantizer, kmeans, noisy_runs
+from voxanon.models.acoustic.vq import VectorQuantizer, kmeans
 from voxanon.models.checkpoint import save_atomic
 from voxanon.training.asrbn import hold_out
 
@@ -57,44 +56,6 @@ def test_quantiser_codes_are_in_range_and_outputs_are_codebook_rows():
     assert torch.equal(vq(torch.from_numpy(book)[None])[1][0], torch.arange(7))      # a codeword maps to itself
     with pytest.raises(ValueError, match=r"\(7, 4\)"):
         vq.set_codebook(book[:5])
-
-
-def test_code_noise_gives_runs_of_frames_their_second_nearest_codeword():
-    torch.manual_seed(0)
-    vq = VectorQuantizer(7, 4)
-    book = np.random.default_rng(0).normal(size=(7, 4)).astype(np.float32)
-    vq.set_codebook(book)
-    x = torch.randn(4, 3000, 4)
-    codes = vq(x)[1]
-    second = torch.cdist(x, torch.from_numpy(book)[None].expand(4, -1, -1)).argsort(-1)[..., 1]
-    assert torch.equal(vq(x, 0.0)[1], codes)
-    q, noisy = vq(x, 0.2)
-    changed = noisy != codes
-    assert torch.equal(noisy[changed], second[changed])                 # a confused frame takes its runner-up
-    assert torch.equal(q, torch.from_numpy(book)[noisy])
-    assert 0.15 < float(changed.float().mean()) < 0.21                   # about the rate (overlapping runs: less)
-    flips = changed[:, 1:] != changed[:, :-1]
-    mean_run = float(changed.sum()) / max(1, int((changed[:, 1:] & flips).sum()))
-    assert mean_run >= NOISE_SPAN                                        # in runs of about a phone, not frames
-    mask = noisy_runs((2, 50), 0.5)
-    assert mask.shape == (2, 50) and mask.dtype == torch.bool
-    with pytest.raises(ValueError, match=r"\[0, 1\)"):
-        noisy_runs((1, 10), 1.0)
-
-
-def test_code_noise_acts_in_training_only():
-    torch.manual_seed(0)
-    net = AcousticNet(dataclasses.replace(TINY, code_noise=0.5))
-    net.vq.set_codebook(np.random.default_rng(0).normal(size=(8, 384)))
-    content, pitch, spk = torch.randn(1, 200, 384), torch.randn(1, 200, 2), torch.tensor([1])
-    clean = AcousticNet(TINY)
-    clean.load_state_dict(net.state_dict())
-    net.eval(), clean.eval()
-    assert torch.equal(net(content, pitch, spk), clean(content, pitch, spk))
-    net.train()
-    assert not torch.allclose(net(content, pitch, spk), clean(content, pitch, spk))
-    with pytest.raises(ConfigError, match="code_noise 1.0"):
-        dataclasses.replace(TINY, code_noise=1.0)
 
 
 def test_speaker_table_net_round_trips_and_the_speaker_matters(tmp_path):
@@ -175,16 +136,16 @@ def test_train_asrbn_writes_resumes_and_starts_from_an_acoustic_model(tmp_path, 
     got = AcousticModel.from_file(tmp_path / "wide" / "model.pt").net
     assert torch.allclose(got.pitch_in.weight, narrow.pitch_in.weight.half().float())
     # a start whose codes were learnt in a recogniser keeps its quantiser (no k-means), and with the same
-    # speakers its table's rows; it trains with code noise
+    # speakers its table's rows
     learnt = AcousticNet(AcousticConfig(channels=16, dilations=(1, 2), codebook_size=8, bottleneck_dim=4,
                                         n_speakers=2))
     learnt.vq.set_codebook(np.random.default_rng(1).normal(size=(8, 4)))
     learnt.vq.set_projection(np.random.default_rng(2).normal(size=(4, 384)), np.ones(4))
     save_atomic(model_file(learnt, ModelSpecs(), meta={"speakers": summary["speakers"]}), tmp_path / "learnt.pt")
     assert main(["train", "asrbn", *common, "--out", str(tmp_path / "kept"), "--epochs", "0.01", "--lr", "0",
-                 "--init", str(tmp_path / "learnt.pt"), "--code-noise", "0.3"]) == EXIT_PARTIAL
+                 "--init", str(tmp_path / "learnt.pt")]) == EXIT_PARTIAL
     meta = json.loads((tmp_path / "kept" / "model.json").read_text())
-    assert meta["init_not_copied"] == [] and meta["config"]["code_noise"] == 0.3
+    assert meta["init_not_copied"] == [] and meta["config"]["bottleneck_dim"] == 4
     got = AcousticModel.from_file(tmp_path / "kept" / "model.pt").net
     for name in ("codebook", "proj_weight", "proj_bias"):
         assert torch.equal(getattr(got.vq, name), getattr(learnt.vq, name).half().float())

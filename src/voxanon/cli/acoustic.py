@@ -62,16 +62,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_asrbn(args: argparse.Namespace) -> int:
-    import dataclasses
-
-    from voxanon.errors import ConfigError
     from voxanon.training.asrbn import train_asrbn
 
-    if not 0 <= args.code_noise < 1:
-        raise ConfigError(f"--code-noise {args.code_noise}: give a fraction of the frames in [0, 1)")
-    cfg = dataclasses.replace(_conv_config(args), code_noise=args.code_noise)
     return _report(args, train_asrbn(args.data_dirs, args.out, codebook_size=args.codebook,
-                                     bottleneck=args.bottleneck, **_common(args, cfg)))
+                                     bottleneck=args.bottleneck, **_common(args, _conv_config(args))))
 
 
 def run_bottleneck(args: argparse.Namespace) -> int:
@@ -158,9 +152,6 @@ def register(commands) -> None:
     p.add_argument("--bottleneck", help="take the quantiser (projection and codebook) from this model.pt of "
                                         "'voxanon train bottleneck' instead of fitting k-means; --content must be "
                                         "its encoder")
-    p.add_argument("--code-noise", type=float, default=0.0,
-                   help="training only: about this fraction of the frames take their second-nearest codeword, in "
-                        "runs of about a phone (default 0)")
     p.set_defaults(handler=run_asrbn)
 
     p = commands.train.add_parser("bottleneck", help="B5/B6 content codes: a vector-quantised bottleneck learnt "

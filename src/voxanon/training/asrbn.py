@@ -137,7 +137,7 @@ def train_asrbn(train_dirs: list[str], out_dir: str, *, codebook_size: int = 48,
             cfg = dataclasses.replace(source.net.cfg, content_dim=extractor.encoder.dim,
                                       speaker_dim=extractor.speaker.dim, codebook_size=codebook_size,
                                       bottleneck_dim=source.net.cfg.bottleneck_dim if keep_codes else 0,
-                                      n_speakers=len(speakers), code_noise=cfg.code_noise)
+                                      n_speakers=len(speakers))
         if bn is not None:
             cfg = dataclasses.replace(cfg, codebook_size=bn.size, bottleneck_dim=bn.dim)
         check_dims(cfg, extractor)

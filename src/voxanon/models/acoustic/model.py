@@ -50,9 +50,6 @@ class AcousticConfig(NetConfig):
         content is projected to first (a bottleneck learnt inside a recogniser, ``voxanon train bottleneck``);
         0: they are content frames (a k-means codebook)
     n_speakers : > 0: the speaker input is an index into a learned table of this many ``speaker_dim`` rows
-    code_noise : (training only, with a codebook) about this fraction of the frames take their
-        second-nearest codeword, in runs of about a phone, so the decoder learns to read codes that name the
-        wrong phone now and then, as a recogniser's codes of unfamiliar speech do; 0 at inference
     """
 
     content_dim: int = 384
@@ -65,13 +62,10 @@ class AcousticConfig(NetConfig):
     codebook_size: int = 0
     bottleneck_dim: int = 0
     n_speakers: int = 0
-    code_noise: float = 0.0
 
     def __post_init__(self) -> None:
         if self.bottleneck_dim and not self.codebook_size:
             raise ConfigError("bottleneck_dim needs a codebook (codebook_size > 0): it is the codewords' space")
-        if not 0 <= self.code_noise < 1:
-            raise ConfigError(f"code_noise {self.code_noise}: give a fraction of the frames in [0, 1)")
 
 
 class FilmBlock(nn.Module):
@@ -120,7 +114,7 @@ class AcousticNet(nn.Module):
 
     def forward(self, content: torch.Tensor, pitch: torch.Tensor, speaker: torch.Tensor) -> torch.Tensor:
         if self.vq is not None:
-            content = self.vq(content, self.cfg.code_noise if self.training else 0.0)[0]
+            content = self.vq(content)[0]
         if self.speakers is not None:
             speaker = self.speakers(speaker)
         x = (self.content_in(content) + self.pitch_in(pitch)).transpose(1, 2)

@@ -74,42 +74,15 @@ class VectorQuantizer(nn.Module):
                 raise ValueError(f"projection of shape {tuple(v.shape)}; the quantiser takes {tuple(buf.shape)}")
             buf.copy_(v)
 
-    def distances(self, x: torch.Tensor) -> torch.Tensor:
-        """``(B, T, size)`` squared distance of every frame to every codeword, less the frame's own ``|x|^2``
-        (which changes no ranking)."""
+    def codes(self, x: torch.Tensor) -> torch.Tensor:
+        """``(B, T)`` int64 index of the nearest codeword of every frame."""
         book = self.codebook.to(x.dtype)
         if hasattr(self, "proj_weight"):
             x = x @ self.proj_weight.to(x.dtype).T + self.proj_bias.to(x.dtype)
-        return book.square().sum(1) - 2 * x @ book.T          # |x - c|^2 = |x|^2 - 2 x.c + |c|^2
+        # |x - c|^2 = |x|^2 - 2 x.c + |c|^2; |x|^2 does not change the argmin
+        return (book.square().sum(1) - 2 * x @ book.T).argmin(-1)
 
-    def codes(self, x: torch.Tensor) -> torch.Tensor:
-        """``(B, T)`` int64 index of the nearest codeword of every frame."""
-        return self.distances(x).argmin(-1)
-
-    def forward(self, x: torch.Tensor, noise: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(quantised frames (B, T, D), codes (B, T))``; each quantised frame is a codebook row.
-
-        ``noise`` > 0 (training only): about that fraction of the frames, in runs of :data:`NOISE_SPAN`, take
-        their second-nearest codeword instead, the confusion a recogniser's codes make on speech unlike its
-        training speech.
-        """
-        if noise <= 0:
-            codes = self.codes(x)
-        else:
-            nearest = self.distances(x).topk(2, dim=-1, largest=False).indices
-            codes = torch.where(noisy_runs(nearest.shape[:2], noise, x.device), nearest[..., 1], nearest[..., 0])
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(quantised frames (B, T, D), codes (B, T))``; each quantised frame is a codebook row."""
+        codes = self.codes(x)
         return self.codebook.to(x.dtype)[codes], codes
-
-
-#: frames in each run of confused codes (58 ms at the vocoder's 86 frames a second: about a phone)
-NOISE_SPAN = 5
-
-
-def noisy_runs(shape: tuple[int, int], rate: float, device: torch.device | str = "cpu") -> torch.Tensor:
-    """``(B, T)`` bool mask covering about ``rate`` of the frames in runs of :data:`NOISE_SPAN` frames (a run
-    starts at each frame with probability ``rate / NOISE_SPAN``; runs may overlap), drawn from torch's RNG."""
-    if not 0 <= rate < 1:
-        raise ValueError(f"code noise {rate}: give a fraction of the frames in [0, 1)")
-    starts = (torch.rand(shape, device=device) < rate / NOISE_SPAN).float()[:, None]
-    padded = nn.functional.pad(starts, (NOISE_SPAN - 1, 0))
-    return nn.functional.max_pool1d(padded, NOISE_SPAN, stride=1)[:, 0].bool()
