@@ -1,16 +1,13 @@
 """``voxanon train asrbn``: the acoustic model as VPC 2024 B5/B6 (vector-quantised ASR content + one-hot speakers).
 
-The network of ``voxanon train acoustic`` with two options switched on: the
-(per-utterance normalised) content frames are quantised to the nearest of
-``codebook_size`` codewords and the speaker is an index into a learned table of the training
-speakers (rows initialised with each speaker's mean speaker embedding, or kept from an ``--init`` model of the
-same speakers). The codewords
-are fitted once by k-means on the training content, or taken with their input
-projection from a bottleneck learnt inside a CTC recogniser (``bottleneck``, a
-model of ``voxanon train bottleneck``: the VPC's design); either way they stay
-fixed; an ``--init`` model with codes learnt in a recogniser keeps its quantiser. One
-utterance of up to ``settings.max_valid`` speakers is held out for validation
-(clean content). ``--init`` copies every weight whose name and shape match.
+The network of ``voxanon train acoustic`` with two options switched on: the (per-utterance normalised) content
+frames are quantised to the nearest of ``codebook_size`` codewords and the speaker is an index into a learned
+table of the training speakers (rows initialised with each speaker's mean speaker embedding, or kept from an
+``--init`` model of the same speakers). The codewords are fitted once by k-means on the training content, or
+taken with their input projection from a bottleneck learnt inside a CTC recogniser (``bottleneck``, a model of
+``voxanon train bottleneck``: the VPC's design), or kept from an ``--init`` model with such learnt codes; either
+way they stay fixed. One utterance of up to ``settings.max_valid`` speakers is held out for validation (clean
+content). ``--init`` copies every weight whose name and shape match.
 The loop, checkpoints, log and files are those of
 :mod:`voxanon.training.acoustic`.
 """
@@ -77,9 +74,9 @@ def learnt_codes(source, bn: Bottleneck | None, codebook_size: int, content_dim:
     """Whether the network keeps the quantiser of ``source`` (the ``--init`` model): it does when that holds codes
     learnt in a recogniser (a bottleneck projection) and no other bottleneck is given. ConfigError when those
     codes cannot be kept: another codebook size, or content of another width."""
-    if source is None or bn is not None or not source.net.cfg.bottleneck_dim:
+    theirs = source.net.cfg if source is not None else None
+    if theirs is None or bn is not None or not theirs.bottleneck_dim:
         return False
-    theirs = source.net.cfg
     if (theirs.codebook_size, theirs.content_dim) != (codebook_size, content_dim):
         raise ConfigError(f"the --init model's {theirs.codebook_size} codes were learnt on {theirs.content_dim}-d "
                           f"content; its quantiser is kept, so give --codebook {theirs.codebook_size} and its "
