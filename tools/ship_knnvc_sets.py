@@ -14,7 +14,7 @@ defaults again.
 The sets are built from scratch in a temporary cache (the shipped ones are set
 aside meanwhile, so none is unpacked instead of built, and put back if the build
 fails), then replace the shipped ones; ``--keep DIR`` keeps the built
-full-precision sets there (for ``benchmarks/bench_knnvc.py pack``). Usage::
+full-precision sets there (for ``experiments/bench_knnvc.py pack``). Usage::
 
     python tools/ship_knnvc_sets.py [--keep DIR]
 """

@@ -5,7 +5,7 @@ pole by pole, ``np.poly``, ``scipy.signal.lfilter`` for the residual and the
 re-synthesis, overlap-add. Same frame grid and conventions as
 :mod:`voxanon.dsp.mcadams` (frames before the start and past the end, zeros
 outside the signal), so the two must agree to rounding. Used by the tests and
-by ``benchmarks/bench_mcadams.py``.
+by ``experiments/bench_mcadams.py``.
 """
 
 from __future__ import annotations

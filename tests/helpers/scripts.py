@@ -1,4 +1,4 @@
-"""Benchmark scripts are files, not modules of the package: tests load them by path as fixtures."""
+"""Study scripts (experiments/) are files, not modules of the package: tests load them by path as fixtures."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
 def script_fixture(name: str):
-    """A module-scoped fixture giving ``benchmarks/<name>.py`` loaded as module ``name`` (registered in
+    """A module-scoped fixture giving ``experiments/<name>.py`` loaded as module ``name`` (registered in
     ``sys.modules`` while it is used: dataclasses look their module up while the class is built)."""
 
     @pytest.fixture(scope="module")
     def load():
-        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+        spec = importlib.util.spec_from_file_location(name, EXPERIMENTS / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)

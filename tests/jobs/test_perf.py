@@ -11,7 +11,7 @@ import pytest
 from tests.helpers.audio import write_utterance
 from voxanon.audio.io import load_audio, resample
 from voxanon.cli import main
-from voxanon.jobs.perf import input_signal, measure, measure_in_subprocess
+from voxanon.jobs.perf import cpu_rtf, input_signal, measure, measure_in_subprocess
 
 
 @pytest.mark.slow
@@ -57,3 +57,11 @@ def test_a_recording_repeated_to_each_duration_can_replace_speech_like_input(tmp
     assert np.array_equal(wav[len(first): 2 * len(first)], first)  # repeated
     result = measure_in_subprocess("mcadams", [1.0], 1, "cpu", 5.0, speech=str(speech))
     assert result["error"] is None and result["rows"][0]["seconds"] == 1.0
+
+
+def test_cpu_rtf_is_the_median_cpu_time_per_audio_second_after_a_warm_up(monkeypatch) -> None:
+    clock = iter([0.0, 2.0, 10.0, 11.0, 20.0, 26.0])  # three timed calls: 2, 1 and 6 CPU seconds
+    monkeypatch.setattr("voxanon.jobs.perf.time.process_time", lambda: next(clock))
+    calls = []
+    assert cpu_rtf(lambda: calls.append(1), 4.0, 3) == 0.5  # median 2 s over 4 s of audio
+    assert len(calls) == 4

@@ -3,7 +3,7 @@
 F0 defaults to DIO refined by StoneMask: on fully voiced
 :func:`voxanon.audio.synthetic.speech_like` its error against the known contour
 is far below what is audible, as is Harvest's, and it is much faster, which
-keeps WORLD conversion fast. ``benchmarks/bench_world.py`` measures both
+keeps WORLD conversion fast. ``experiments/bench_world.py`` measures both
 (numbers in docs/experiments/dsp.md, "WORLD and prosody").
 Harvest stays available for noisy or creaky speech, where it is
 the more robust tracker.

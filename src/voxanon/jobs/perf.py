@@ -5,9 +5,10 @@ and device, a fresh Python process builds the target once, warms it up on the
 shortest input, then times ``repeats`` calls on speech-like inputs of each
 duration (:func:`voxanon.audio.synthetic.speech_like`, 16 kHz, or the method's
 own rate; or a given recording repeated to each duration, for methods that
-need words: the cascade recognises nothing in speech-like noise) in increasing order, and reports the median real-time factor (wall
-seconds per second of audio). Durations whose estimated time would exceed the
-target's time budget are skipped and listed.
+need words: the cascade recognises nothing in speech-like noise) in increasing
+order, and reports the median real-time factor (wall seconds per second of
+audio). Durations whose estimated time would exceed the target's time budget
+are skipped and listed.
 
 The process runs single-threaded (``OMP_NUM_THREADS=1``, one torch thread), as
 a runner worker does, so an RTF is the cost of one worker on one core.
@@ -143,6 +144,21 @@ def input_signal(seconds: float, sr: int, seed: int, speech: str | None = None) 
         return speech_like(seconds, sr, seed=seed)
     wav, wav_sr = load_audio(speech)
     return np.resize(resample(wav, wav_sr, sr), int(round(seconds * sr)))
+
+
+def cpu_rtf(fn: Callable[[], object], seconds: float, repeats: int) -> float:
+    """Median process CPU seconds per audio second over ``repeats`` calls of ``fn`` (after one warm-up call).
+
+    For the studies that time one model call on ``seconds`` of audio in their own process (experiments/);
+    :func:`measure` times wall seconds in a fresh process instead.
+    """
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return statistics.median(times) / seconds
 
 
 def measure(target: str, durations: Sequence[float], repeats: int, device: str, budget_s: float,

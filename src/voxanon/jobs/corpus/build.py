@@ -208,7 +208,7 @@ REAL_SPEECH_PROMPTS, REAL_SPEECH_MIN_WORDS = 30, 5
 
 def real_speech(real: DataDir, language: str, seed: int) -> DataDir:
     """The real-speech check of a corpus in ``language`` (none for English: its real-speech numbers come from
-    ``benchmarks/bench_real_speech.py``): up to :data:`REAL_SPEECH_PROMPTS` of the language's recorded Asterisk
+    ``experiments/bench_real_speech.py``): up to :data:`REAL_SPEECH_PROMPTS` of the language's recorded Asterisk
     prompts in ``real`` of at least :data:`REAL_SPEECH_MIN_WORDS` words, chosen by a hash of ``seed`` and the
     utterance."""
     if language == "en" or language not in PROMPT_SPEAKERS:

@@ -7,7 +7,7 @@ fails on some fast speech; such an utterance is aligned again at the frame
 rates of :data:`RETRY_FRAME_RATES`, in turn (of 1,000 Kokoro training
 utterances, 75 failed and 58 of them were rescued; where both rates align,
 89 % of the frames get the same phone at 150 or 200 frames a second as at
-100: ``benchmarks/bench_alignment_retries.py``). Each utterance starts from
+100: ``experiments/bench_alignment_retries.py``). Each utterance starts from
 the decoder's initial feature state, so its alignment does not depend on what
 was aligned before it. Its
 phone set is CMUdict's 39 phones (ARPAbet, no stress) and ``SIL``; filler
