@@ -1,4 +1,4 @@
-"""Every fenced block of README.md is run, or checked, by a rule of this file.
+"""Every fenced block of README.md and docs/extending.md is run, or checked, by a rule of this file.
 
 How each block is handled (:data:`RULES`; a block that no rule or more than one rule
 covers fails :func:`test_every_block_has_exactly_one_rule`):
@@ -38,6 +38,8 @@ from voxanon.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+#: the documents whose fenced blocks are tested
+DOCUMENTS = (README, ROOT / "docs" / "extending.md")
 SRC = Path(voxanon.__file__).resolve().parents[1]
 
 SETUP_BLOCKS = ("bash tools/setup.sh && voxanon benchmark --out runs/benchmark",
@@ -48,26 +50,27 @@ SLOW_MARKERS = ("voxanon data synth", "evaluate_wer", "evaluate privacy", "evalu
 
 @dataclass(frozen=True)
 class Block:
-    """One fenced block: its language tag, its text and the line of its opening fence."""
+    """One fenced block: its document, its language tag, its text and the line of its opening fence."""
 
+    doc: str
     lang: str
     text: str
     line: int
 
     @property
     def id(self) -> str:
-        return f"line{self.line}-{self.lang}"
+        return f"{self.doc}-line{self.line}-{self.lang}"
 
 
-def readme_blocks(text: str) -> list[Block]:
-    """Every fenced block of ``text``, in order."""
-    blocks = []
-    for m in re.finditer(r"^```(\w*)\n(.*?)^```$", text, flags=re.M | re.S):
-        blocks.append(Block(m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1))
-    return blocks
+def document_blocks(path: Path) -> list[Block]:
+    """Every fenced block of the document ``path``, in order."""
+    text = path.read_text(encoding="utf-8")
+    return [Block(path.stem, m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1)
+            for m in re.finditer(r"^```(\w*)\n(.*?)^```$", text, flags=re.M | re.S)]
 
 
-BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
+BLOCKS = [block for path in DOCUMENTS for block in document_blocks(path)]
+README_BLOCKS = document_blocks(README)
 
 
 @dataclass(frozen=True)
@@ -91,14 +94,14 @@ def _rules_of(block: Block) -> list[str]:
 
 
 def test_every_block_has_exactly_one_rule():
-    assert BLOCKS, "README.md has no fenced blocks"
+    assert README_BLOCKS, "README.md has no fenced blocks"
     uncovered = [(b.id, _rules_of(b)) for b in BLOCKS if len(_rules_of(b)) != 1]
-    assert not uncovered, f"README blocks without exactly one test rule (add one to tests/test_readme.py): {uncovered}"
+    assert not uncovered, f"blocks without exactly one test rule (add one to tests/test_readme.py): {uncovered}"
 
 
 def test_readme_opens_with_the_two_setup_commands():
-    assert [b.text.strip() for b in BLOCKS[:2]] == list(SETUP_BLOCKS)
-    assert all(b.lang == "bash" for b in BLOCKS[:2])
+    assert [b.text.strip() for b in README_BLOCKS[:2]] == list(SETUP_BLOCKS)
+    assert all(b.lang == "bash" for b in README_BLOCKS[:2])
 
 
 def _parse(argv: list[str]) -> None:
@@ -202,4 +205,4 @@ def test_block_runs(block: Block, tmp_path: Path):
     done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
     # a failure in a worker process need not change the exit status, but it prints a traceback
     assert done.returncode == 0 and "Traceback" not in done.stderr, \
-        f"README block at line {block.line} failed:\n{done.stdout}\n{done.stderr}"
+        f"{block.doc} block at line {block.line} failed:\n{done.stdout}\n{done.stderr}"
