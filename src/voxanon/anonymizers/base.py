@@ -26,14 +26,18 @@ from voxanon.heap import release_free_memory
 from voxanon.ranges import Range
 
 
-def utterance_rng(seed: int | str, key: str) -> np.random.Generator:
-    """Generator seeded from ``sha256(f"{seed}/{key}")``.
+def seed_digest(seed: int | str, key: str) -> bytes:
+    """``sha256(f"{seed}/{key}")``: every order-free random choice voxanon makes starts from it.
 
-    ``key`` is the utterance id (utterance-level mode) or the speaker id
-    (speaker-level mode). The separator keeps ``(1, "2a")`` and ``(12, "a")`` apart.
+    The separator keeps ``(1, "2a")`` and ``(12, "a")`` apart.
     """
-    digest = hashlib.sha256(f"{seed}/{key}".encode("utf-8")).digest()
-    return np.random.default_rng(np.frombuffer(digest, dtype=np.uint64))
+    return hashlib.sha256(f"{seed}/{key}".encode("utf-8")).digest()
+
+
+def utterance_rng(seed: int | str, key: str) -> np.random.Generator:
+    """Generator seeded from :func:`seed_digest`; ``key`` is the utterance id (utterance-level mode) or the speaker
+    id (speaker-level mode)."""
+    return np.random.default_rng(np.frombuffer(seed_digest(seed, key), dtype=np.uint64))
 
 
 def param(default: Any, help: str, *, range: Range | None = None, **kwargs: Any) -> Any:

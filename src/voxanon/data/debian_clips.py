@@ -23,7 +23,8 @@ import numpy as np
 
 from voxanon.audio.io import load_audio, resample, write_wav
 from voxanon.data.kaldi import DataDir
-from voxanon.data.sentences import Sentence, normalize_transcript, number_words
+from voxanon.data.sentences import Sentence, normalize_transcript
+from voxanon.textnorm import normalize_basic, number_words
 
 SAMPLE_RATE = 16000
 #: median F0 (Hz) above which a speaker is labelled female
@@ -113,7 +114,7 @@ def prompt_clips(root: str | Path = "/", min_words: int = 5, language: str = "en
 
     English transcripts are normalised as the VPC's (:func:`normalize_transcript`); the others are kept as
     written (the Spanish ones are written without accents) and normalised when scored
-    (:func:`voxanon.metrics.text.normalize_basic`). Not part of :func:`find_clips` (the corpus's real subset):
+    (:func:`voxanon.textnorm.normalize_basic`). Not part of :func:`find_clips` (the corpus's real subset):
     a held-out set of real read sentences.
     """
     if language not in PROMPT_SPEAKERS:
@@ -142,7 +143,7 @@ def prompt_sentences(language: str, root: str | Path = "/") -> tuple[list[Senten
     Every prompt of :func:`prompt_clips` whatever its length (a corpus size chooses its lengths), each text
     once: a text several prompts share (``Gracias.``) is kept at its first prompt in id order and the others are
     counted as duplicates. Texts are kept as written (text and transcript alike); they are normalised when
-    scored (:func:`voxanon.metrics.text.normalize_basic`).
+    scored (:func:`voxanon.textnorm.normalize_basic`).
 
     Raises
     ------
@@ -150,7 +151,6 @@ def prompt_sentences(language: str, root: str | Path = "/") -> tuple[list[Senten
         The language's prompts are not installed (the Debian package ``asterisk-core-sounds-<language>-wav``).
     """
     from voxanon.errors import DataError
-    from voxanon.metrics.text import normalize_basic
 
     clips = prompt_clips(root, min_words=1, language=language)
     if not clips:

@@ -4,7 +4,7 @@ import functools
 import re
 import unicodedata
 
-from voxanon.data.sentences import spell_numbers
+from voxanon.textnorm import normalize_basic, spell_numbers
 
 _VPC_PUNCTUATION = re.compile(r"[,!?.]")
 _SPACES = re.compile(r"\s+")
@@ -38,7 +38,7 @@ _TITLES = {"MR": "MISTER", "MRS": "MISSUS", "DR": "DOCTOR", "ST": "SAINT", "PROF
 
 def normalize_spoken(text: str) -> str:
     """The words as they are said: VPC normalisation, every other punctuation mark turned into a space, numbers
-    spelt out (:func:`voxanon.data.sentences.spell_numbers`) and titles written in full.
+    spelt out (:func:`voxanon.textnorm.spell_numbers`) and titles written in full.
 
     For recognisers that write what the VPC's character CTC model cannot (Whisper writes hyphens, colons,
     quotes, "10" for "ten", "Mr." for "mister"): that model emits only letters, apostrophes and spaces, so
@@ -59,37 +59,6 @@ def normalize_none(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-_BRACKETED = re.compile(r"[<\[][^>\]]*[>\]]|\([^)]*\)")
-
-
-def _fold_latin_accents(text: str) -> str:
-    """Accents removed from Latin letters only (``é`` -> ``e``); the marks of other scripts (Devanagari vowel
-    signs, Japanese voicing marks) are part of their letters and stay."""
-    out: list[str] = []
-    for ch in unicodedata.normalize("NFKD", text):
-        if unicodedata.category(ch) == "Mn" and out and "LATIN" in unicodedata.name(out[-1], ""):
-            continue
-        out.append(ch)
-    return unicodedata.normalize("NFC", "".join(out))
-
-
-def normalize_basic(text: str) -> str:
-    """Any language's words: compatibility forms unified (NFKC), lower case, bracketed notes removed, every
-    punctuation mark and symbol turned into a space (apostrophes too: ``l'agent`` scores as ``l agent`` on both
-    sides), accents of Latin letters folded, whitespace collapsed.
-
-    Whisper's own basic normaliser does the same for its multilingual scores. Accents are folded because
-    transcripts write them inconsistently (Asterisk's Spanish prompts have none); numbers are not spelt out, so a
-    recogniser that writes digits for spoken numbers is charged for it.
-
-    Examples
-    --------
-    >>> normalize_basic("Composez votre numéro d'agent, suivi du dièse [bip].")
-    'composez votre numero d agent suivi du diese'
-    """
-    text = _BRACKETED.sub(" ", unicodedata.normalize("NFKC", text).casefold())
-    text = "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
-    return _SPACES.sub(" ", _fold_latin_accents(text)).strip()
 
 
 @functools.lru_cache(maxsize=1)

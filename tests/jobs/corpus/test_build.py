@@ -11,7 +11,6 @@ from voxanon.data.sentences import (
     load_sentences,
     load_topic_sentences,
     normalize_transcript,
-    number_words,
     topic_sentences_digest,
 )
 from voxanon.jobs.corpus.build import _settings, build_corpus
@@ -27,6 +26,7 @@ from voxanon.jobs.corpus.sets import (
 )
 from voxanon.jobs.corpus.voices import WARPS, BaseVoice, base_voices, speaker_pool
 from voxanon.models.tts import cli_engines as tts
+from voxanon.textnorm import number_words
 
 FAKE_VOICES = ([BaseVoice("flite", "slt", "f", "slt")] + [BaseVoice("espeak-ng", f"en-us+f{i}", "f") for i in range(9)]
                + [BaseVoice("flite", "awb", "m", "awb")] + [BaseVoice("espeak-ng", f"en-us+m{i}", "m") for i in range(9)])
