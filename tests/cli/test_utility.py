@@ -133,7 +133,7 @@ def test_utility_needs_a_part(tmp_path, capsys):
 
 
 def test_ser_part_is_handed_the_same_arguments(tmp_path, monkeypatch):
-    import voxanon.cli.utility as utility
+    import voxanon.cli.handlers.evaluate as utility
 
     seen = []
     monkeypatch.setattr(utility, "run_ser", lambda args: seen.append(args) or 0)
