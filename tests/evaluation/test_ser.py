@@ -13,7 +13,7 @@ import torch
 from tests.helpers.emotion_corpus import make_emotion_corpus
 from voxanon.audio.synthetic import speech_like
 from voxanon.cli import main
-from voxanon.cli.handlers.evaluate import run_ser
+from voxanon.cli.handlers.evaluate import utility_ser
 from voxanon.data.iemocap import EMOTIONS
 from voxanon.data.kaldi import DataError, read_data_dir, write_data_dir
 from voxanon.evaluation.results import SerResult, from_dict, to_dict
@@ -156,7 +156,7 @@ def test_evaluate_utility_cli_writes_tables(trained, tmp_path, capsys):
     args = argparse.Namespace(data_dirs=[str(data_dir)], ser_models=str(tmp_path / "none"), ser_model=None,
                               out=str(out), batch_size=8, quiet=True)
     with pytest.raises(SERError, match="no model for fold 1"):  # the command line prints it, exit 4
-        run_ser(args)
+        utility_ser(args)
 
 
 def test_batched_prediction_equals_unbatched():

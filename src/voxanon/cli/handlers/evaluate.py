@@ -71,7 +71,7 @@ def privacy(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_asr(args: argparse.Namespace) -> int:
+def utility_asr(args: argparse.Namespace) -> int:
     from voxanon.data.kaldi import read_data_dir
     from voxanon.evaluation.asr import evaluate_asr
     from voxanon.jobs.report.utility import format_asr_table, write_asr_results
@@ -99,7 +99,7 @@ def run_asr(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def run_ser(args: argparse.Namespace) -> int:
+def utility_ser(args: argparse.Namespace) -> int:
     """Score every data directory with the per-fold models (``--ser-models``) or one model (``--ser-model``)."""
     from voxanon.evaluation.ser import evaluate_ser
     from voxanon.jobs.report.utility import ser_text, write_ser_results
@@ -118,9 +118,9 @@ def run_ser(args: argparse.Namespace) -> int:
 def utility(args: argparse.Namespace) -> int:
     if not (args.asr or args.ser):
         raise ConfigError("choose --asr, --ser or both")
-    status = run_asr(args) if args.asr else 0
+    status = utility_asr(args) if args.asr else 0
     if args.ser:
-        status = max(status, run_ser(args))
+        status = max(status, utility_ser(args))
     return status
 
 
