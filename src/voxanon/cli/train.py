@@ -1,6 +1,6 @@
 """``voxanon train``: every model voxanon trains: the acoustic models and content codes the resynthesising
 anonymizers use (``acoustic``, ``asrbn``, ``bottleneck``, ``f3va``, ``ltf``, ``speaker-flow``), the semi-informed
-attacker (``attacker``) and the per-fold emotion recognisers (``ser``). Reruns resume.
+attacker (``attacker``) and the per-fold emotion recognisers (``ser``).
 
 The handlers are in :mod:`voxanon.cli.handlers.train`.
 """
@@ -16,7 +16,7 @@ FLOW_EPOCHS = 200
 
 
 def _add_training_args(p: argparse.ArgumentParser, *, init_help: str) -> None:
-    """The options both training commands share."""
+    """The options of the acoustic-model commands (acoustic, asrbn, f3va)."""
     p.add_argument("data_dirs", nargs="+", help="training data directories (Kaldi: wav.scp, utt2spk)")
     p.add_argument("--out", required=True, help="output folder: checkpoint.pt, train_log.jsonl, model.pt, model.json")
     budget = p.add_mutually_exclusive_group()
