@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 
 import pytest
 
@@ -28,6 +30,12 @@ def test_each_group_holds_its_commands() -> None:
     evaluate = _subcommands(top["evaluate"])
     assert list(evaluate) == ["privacy", "utility", "content-privacy", "vpc", "learnability"]
     assert list(_subcommands(evaluate["learnability"])) == ["ser", "asr"]
+
+
+def test_building_the_parser_imports_no_handler_module() -> None:
+    code = ("import sys; from voxanon.cli import build_parser; build_parser().format_help(); "
+            "print(sorted(m for m in sys.modules if m.startswith('voxanon.cli.handlers')))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
 
 
 @pytest.mark.parametrize("old, new", [
