@@ -15,8 +15,6 @@ covers fails :func:`test_every_block_has_exactly_one_rule`):
   ``python -m voxanon``) and this checkout's ``src`` on PYTHONPATH; bash with ``-eu -o
   pipefail``. Blocks that build a corpus, load Whisper or run for more than ~10 s are
   marked slow (:data:`SLOW_MARKERS`).
-
-The commands table's first column is checked too: each command's parser must exist.
 """
 
 from __future__ import annotations
@@ -132,41 +130,6 @@ def test_main_job_table_has_the_columns_the_benchmark_prints():
     assert tables, "README.md shows no output of voxanon benchmark"
     for block in tables:
         assert re.split(r"\s{2,}", block.text.splitlines()[0].strip()) == printed
-
-
-def test_exit_status_table_has_every_code():
-    import voxanon.errors
-
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("### Exit status"):]
-    documented = {int(c) for c in re.findall(r"^\| (\d+) \|", section, flags=re.M)}
-    codes = {v for k, v in vars(voxanon.errors).items() if k.startswith("EXIT_")}
-    assert codes <= documented, f"exit codes of voxanon.errors missing from README.md: {sorted(codes - documented)}"
-
-
-def _commands_table() -> list[list[str]]:
-    """The commands of the README's commands table: words of each first-column code span up to an option."""
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Commands"):]
-    section = section[: section.index("\n#", 1)]
-    commands = []
-    for cell in re.findall(r"^\| (`voxanon .*?) \|(?! )", section, flags=re.M):  # first cell; `\|` inside spans
-        for span in re.findall(r"`(voxanon [^`]+)`", cell.replace("\\|", "|")):
-            words = []
-            for word in span.split()[1:]:
-                if not re.fullmatch(r"[a-z][a-z0-9-]*(\|[a-z0-9-]+)*", word):
-                    break
-                words.append(word)
-            for choice in words[-1].split("|"):  # `train acoustic|asrbn|...`: each one
-                commands.append([*words[:-1], choice])
-    return commands
-
-
-@pytest.mark.parametrize("command", _commands_table(), ids=" ".join)
-def test_commands_table_names_real_commands(command, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        build_parser().parse_args([*command, "--help"])
-    assert exit_info.value.code == 0 and "usage: voxanon" in capsys.readouterr().out
 
 
 def _workspace(tmp_path: Path) -> dict[str, str]:

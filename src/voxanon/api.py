@@ -161,7 +161,7 @@ def evaluate_privacy(enroll: PathLike, trials: Sequence[PathLike], *, anon_enrol
     anon_enroll, anon_trials : their anonymized versions (for OA, AA-lazy and AA-semi)
     scenarios : names among ``OO``, ``OA``, ``AA-lazy``, ``AA-semi`` (default: every one the arguments allow)
     encoder : pretrained speaker encoder of OO, OA and AA-lazy (``ge2e``, ``ecapa:CKPT``, ``speechbrain:CKPT``)
-    attacker : checkpoint of ``voxanon attacker train`` (``best.pt``), the retrained AA-semi attacker
+    attacker : checkpoint of ``voxanon train attacker`` (``best.pt``), the retrained AA-semi attacker
     cache_dir : embedding cache (default: none)
     device : ``cpu`` or ``cuda``
     n_boot : bootstrap replicates of the EER confidence interval

@@ -133,10 +133,10 @@ def test_utility_needs_a_part(tmp_path, capsys):
 
 
 def test_ser_part_is_handed_the_same_arguments(tmp_path, monkeypatch):
-    import voxanon.cli.utility as utility
+    import voxanon.cli.handlers.evaluate as handlers
 
     seen = []
-    monkeypatch.setattr(utility, "run_ser", lambda args: seen.append(args) or 0)
+    monkeypatch.setattr(handlers, "utility_ser", lambda args: seen.append(args) or 0)
     data = str(make_dir(tmp_path / "d"))
     assert main(["evaluate", "utility", "--ser", "--ser-models", "m", "--out", str(tmp_path / "o"), data]) == 0
     assert seen[0].data_dirs == [data] and seen[0].ser_models == "m" and not (tmp_path / "o").exists()

@@ -81,7 +81,7 @@ def test_training_on_emotionless_speech_falls_to_chance_and_the_reference_does_n
 
     # the CLI: reference models reused, anonymized ones reused from the same folder
     out = tmp_path / "learn.json"
-    assert main(["ser", "learnability", str(anon), str(orig), "--reference-models", str(ref), "--models",
+    assert main(["evaluate", "learnability", "ser", str(anon), str(orig), "--reference-models", str(ref), "--models",
                  str(models), "--epochs", "8", "--channels", "32", "--out", str(out), "--quiet"]) == 0
     assert from_dict(LearnabilityResult, json.loads(out.read_text())).anonymized == res.anonymized
 

@@ -176,7 +176,7 @@ def test_evaluator_trains_on_a_and_tests_on_b_beside_the_reference(tmp_path, mon
     by_data = {json.loads((p.parent / "train_summary.json").read_text())["data_dir"]: p.parent
                for p in models.glob("*/model.pt")}
     monkeypatch.setitem(ctc.RECIPES, "scratch", TINY)
-    assert main(["evaluate", "learnability-asr", str(anon), str(orig), "--test", str(test_f), "--test", str(test_m),
+    assert main(["evaluate", "learnability", "asr", str(anon), str(orig), "--test", str(test_f), "--test", str(test_m),
                  "--models", str(by_data[str(anon)]), "--reference-models", str(by_data[str(orig)]),
                  "--recipe", "scratch", "--n-boot", str(RUN.n_boot), "--normalization", RUN.wer_normalization,
                  "--cache-dir", str(tmp_path / "cache"),

@@ -9,7 +9,7 @@ import pytest
 import soundfile as sf
 
 from voxanon.audio.io import AudioError
-from voxanon.cli.privacy import format_privacy_table
+from voxanon.cli.handlers.evaluate import format_privacy_table
 from voxanon.data.kaldi import DataDir, DataError, Trial, read_data_dir, write_data_dir
 from voxanon.evaluation.embeddings import EmbeddingCache, audio_key, extract_embeddings
 from voxanon.evaluation.privacy import cosine_scores, evaluate_privacy, run_scenarios

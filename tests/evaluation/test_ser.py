@@ -13,7 +13,7 @@ import torch
 from tests.helpers.emotion_corpus import make_emotion_corpus
 from voxanon.audio.synthetic import speech_like
 from voxanon.cli import main
-from voxanon.cli.utility import run_ser
+from voxanon.cli.handlers.evaluate import utility_ser
 from voxanon.data.iemocap import EMOTIONS
 from voxanon.data.kaldi import DataError, read_data_dir, write_data_dir
 from voxanon.evaluation.results import SerResult, from_dict, to_dict
@@ -32,7 +32,7 @@ torch.set_num_threads(1)
 SR = 16000
 
 def _train(data_dir, models, epochs, channels):
-    assert main(["ser", "train", str(data_dir), str(models), "--epochs", str(epochs), "--channels", str(channels),
+    assert main(["train", "ser", str(data_dir), str(models), "--epochs", str(epochs), "--channels", str(channels),
                  "--batch-size", "16", "--quiet"]) == 0
 
 
@@ -134,7 +134,7 @@ def test_fold_errors(tmp_path):
         train_folds(one, tmp_path / "m", quiet=True)
     with pytest.raises(SERError, match="no model for fold 1"):
         evaluate_ser(data_dir, tmp_path / "nothing", quiet=True)
-    assert main(["ser", "train", str(one), str(tmp_path / "m"), "--quiet"]) == 3  # a DataError
+    assert main(["train", "ser", str(one), str(tmp_path / "m"), "--quiet"]) == 3  # a DataError
 
 
 def test_evaluate_utility_cli_writes_tables(trained, tmp_path, capsys):
@@ -156,7 +156,7 @@ def test_evaluate_utility_cli_writes_tables(trained, tmp_path, capsys):
     args = argparse.Namespace(data_dirs=[str(data_dir)], ser_models=str(tmp_path / "none"), ser_model=None,
                               out=str(out), batch_size=8, quiet=True)
     with pytest.raises(SERError, match="no model for fold 1"):  # the command line prints it, exit 4
-        run_ser(args)
+        utility_ser(args)
 
 
 def test_batched_prediction_equals_unbatched():

@@ -1,13 +1,19 @@
 """``voxanon`` command line: thin argparse front end over the jobs.
 
-Each command family lives in its own module ``voxanon.cli.<name>`` exposing
-``register(commands)``; the module is listed in :data:`COMMAND_MODULES`.
+The commands are verbs, one module ``voxanon.cli.<group>`` per group, each
+exposing ``register(commands)`` and listed in :data:`COMMAND_MODULES`:
+``data`` (prepare data sets), ``train`` (every model voxanon trains),
+``anonymize``, ``evaluate``, ``benchmark``, and the utilities (``list``,
+``perf``). A spelling that moved (:data:`MOVED`) prints one line naming its
+new command and exits 2.
 
 Start-up stays fast (``voxanon --help`` and ``--version`` import no numpy,
-scipy, matplotlib or torch): command modules import their jobs inside
-their handlers, and a command whose options need constants from a heavy module
-adds those options with :meth:`CommandParser.defer`, which runs only when that
-command is parsed or its help is shown.
+scipy, matplotlib or torch): handlers import their jobs inside their bodies
+(a group module may point to a handler in ``voxanon.cli.handlers`` with
+:func:`lazy`, imported only when the command runs), and a command whose
+options need constants from a heavy module adds those options with
+:meth:`CommandParser.defer`, which runs only when that command is parsed or
+its help is shown.
 """
 
 from __future__ import annotations
@@ -20,8 +26,18 @@ from dataclasses import dataclass
 
 from voxanon.errors import EXIT_USAGE
 
-COMMAND_MODULES: tuple[str, ...] = ("listing", "ser", "anonymize", "utility", "synth", "benchmark", "privacy", "content",
-                                    "perf", "pseudo", "acoustic", "learnability", "ltf", "vpc")
+#: the command modules, in the order ``voxanon --help`` lists their commands
+COMMAND_MODULES: tuple[str, ...] = ("data", "train", "anonymize", "evaluate", "benchmark", "utilities")
+
+#: old spelling -> the command it became
+MOVED: dict[str, str] = {
+    "attacker train": "train attacker",
+    "ser train": "train ser",
+    "ser learnability": "evaluate learnability ser",
+    "evaluate learnability-asr": "evaluate learnability asr",
+}
+#: the old top-level groups whose every command moved
+GONE_GROUPS = ("attacker", "ser")
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -56,12 +72,24 @@ class CommandParser(argparse.ArgumentParser):
 
 @dataclass
 class Commands:
-    """Sub-parser collections a command module adds its commands to."""
+    """Where a command module adds its commands: ``top``, the sub-parsers of ``voxanon``."""
 
     top: argparse._SubParsersAction
-    data: argparse._SubParsersAction
-    evaluate: argparse._SubParsersAction
-    train: argparse._SubParsersAction
+
+
+def group(commands: Commands, name: str, help_text: str, metavar: str) -> argparse._SubParsersAction:
+    """A top-level command ``name`` whose sub-commands (shown as ``metavar``) are added to what this returns."""
+    return commands.top.add_parser(name, help=help_text).add_subparsers(dest=f"{name}_command", metavar=metavar)
+
+
+def lazy(target: str) -> Callable[[argparse.Namespace], int]:
+    """The handler ``module:function`` of ``voxanon.cli.handlers``, imported when the command runs, not before."""
+    module, _, name = target.partition(":")
+
+    def handler(args: argparse.Namespace) -> int:
+        return getattr(importlib.import_module(f"voxanon.cli.handlers.{module}"), name)(args)
+
+    return handler
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,22 +99,35 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"voxanon {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
-    top = parser.add_subparsers(dest="command", metavar="COMMAND")
-    data = top.add_parser("data", help="prepare data sets").add_subparsers(dest="data_command", metavar="SET")
-    evaluate = top.add_parser("evaluate", help="privacy and utility evaluation").add_subparsers(
-        dest="evaluate_command", metavar="WHAT")
-    train = top.add_parser("train", help="train the models that anonymizers use").add_subparsers(
-        dest="train_command", metavar="MODEL")
-    commands = Commands(top=top, data=data, evaluate=evaluate, train=train)
+    commands = Commands(top=parser.add_subparsers(dest="command", metavar="COMMAND"))
     for name in COMMAND_MODULES:
         importlib.import_module(f"voxanon.cli.{name}").register(commands)
     return parser
+
+
+def moved_command(argv: list[str]) -> str | None:
+    """The line naming the new command when ``argv`` starts with an old spelling (:data:`MOVED`), else None.
+
+    A group that is gone (``attacker``, ``ser``) with no or another sub-command names every command it became.
+    """
+    words = [a for a in argv if not a.startswith("-")][:2]
+    old = " ".join(words)
+    if old in MOVED:
+        return f"voxanon: '{old}' is now 'voxanon {MOVED[old]}'"
+    if words and words[0] in GONE_GROUPS:
+        return "voxanon: " + "; ".join(f"'{o}' is now 'voxanon {n}'" for o, n in MOVED.items()
+                                       if o.split()[0] == words[0])
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``voxanon`` command; returns the exit status (see :mod:`voxanon.errors`)."""
     from voxanon.errors import EXIT_CRASH, EXIT_INTERRUPTED, VoxanonError
 
+    moved = moved_command(sys.argv[1:] if argv is None else argv)
+    if moved:
+        print(moved, file=sys.stderr)
+        return EXIT_USAGE
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)

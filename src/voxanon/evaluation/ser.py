@@ -221,7 +221,7 @@ def _fold_model(models_dir: str | os.PathLike, fold: str, speakers: list[str]) -
     """Fold ``fold``'s model, refusing one whose training set contains any of ``speakers``."""
     path = fold_model_path(models_dir, fold)
     if not path.is_file():
-        raise SERError(f"no model for fold {fold}: {path} is missing (train it with `voxanon ser train`)")
+        raise SERError(f"no model for fold {fold}: {path} is missing (train it with `voxanon train ser`)")
     model = CompactSER.load(path)
     seen = sorted(set(speakers) & set(model.meta.get("train_speakers", [])))
     if seen or "train_speakers" not in model.meta:

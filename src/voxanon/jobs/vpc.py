@@ -56,7 +56,7 @@ def finetune_kit_asv(layout: KitLayout, pretrained: str, out: str | os.PathLike,
 
     if layout.edition != "2026":
         raise ConfigError(f"fine-tuning the ecapa_ssl attacker is the 2026 protocol, not {layout.edition}'s "
-                          "(train the 2024 attacker with 'voxanon attacker train --recipe vpc')")
+                          "(train the 2024 attacker with 'voxanon train attacker --recipe vpc')")
     train = layout.path(TRAIN_360, anonymized=True)
     if not (train / "wav.scp").is_file():
         raise DataError(f"{train}: no anonymized training set (no wav.scp); anonymize {layout.root / TRAIN_360} "

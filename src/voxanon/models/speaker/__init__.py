@@ -12,7 +12,7 @@ Specs
 ``dvector:<checkpoint.pt>``
     Its float PyTorch port, e.g. fine-tuned, saved by :func:`.dvector_net.save_dvector`.
 ``ecapa:<checkpoint.pt>``
-    An ECAPA-TDNN trained with ``voxanon attacker train``.
+    An ECAPA-TDNN trained with ``voxanon train attacker``.
 ``speechbrain:<embedding_model.ckpt>``
     speechbrain's ``spkrec-ecapa-voxceleb`` embedding model, without speechbrain.
 ``ecapa_ssl:<exp/asv_ssl>`` (or ``ecapa_ssl:<embedding_model.ckpt>``, or a fine-tuning output folder)

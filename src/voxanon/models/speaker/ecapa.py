@@ -272,7 +272,7 @@ def save_ecapa(path: str | os.PathLike, model: EcapaTdnn, **extra) -> None:
 
 
 def load_ecapa_checkpoint(path: str | os.PathLike, device: str = "cpu") -> EcapaEncoder:
-    """Encoder from a checkpoint written by ``voxanon attacker train`` (or :func:`save_ecapa`)."""
+    """Encoder from a checkpoint written by ``voxanon train attacker`` (or :func:`save_ecapa`)."""
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
         cfg = EcapaConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ckpt["config"].items()})
@@ -280,5 +280,5 @@ def load_ecapa_checkpoint(path: str | os.PathLike, device: str = "cpu") -> Ecapa
         model.load_state_dict(ckpt["model"])
     except Exception as exc:  # torch raises many types for truncated or foreign files
         raise EncoderError(f"{path}: not a usable voxanon ECAPA checkpoint ({type(exc).__name__}: {exc}); "
-                           "retrain or point to best.pt of 'voxanon attacker train'") from exc
+                           "retrain or point to best.pt of 'voxanon train attacker'") from exc
     return EcapaEncoder(model, name=f"ecapa-{file_digest(path)}", device=device)

@@ -167,5 +167,5 @@ class PldaBackend:
                 backend.params = {k: f[k] for k in f.files if not k.startswith("setting_")}
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise EncoderError(f"{path}: not a voxanon PLDA back-end ({type(exc).__name__}: {exc}); "
-                               "retrain it with 'voxanon attacker backend'") from exc
+                               "back-ends are trained by attacker rung (a) of 'voxanon benchmark'") from exc
         return backend

@@ -1,4 +1,5 @@
-"""``voxanon perf``: real-time factor and peak memory of every anonymizer and evaluation model."""
+"""The utilities: ``voxanon list`` (every registered anonymizer with its parameters and defaults) and ``voxanon
+perf`` (real-time factor and peak memory of every anonymizer and evaluation model)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from voxanon.errors import ConfigError
 
-DESCRIPTION = """\
+PERF_DESCRIPTION = """\
 Time every registered anonymizer (or --methods) and the evaluation models
 (encoder:ge2e, asr:whisper-tiny) on generated speech-like inputs, each in a
 fresh single-threaded process: a warm-up call, then --repeats calls per
@@ -25,7 +26,27 @@ installed), as ratios to the 1-job run.
 """
 
 
-def run(args: argparse.Namespace) -> int:
+def list_anonymizers(args: argparse.Namespace) -> int:
+    from voxanon.anonymizers.base import describe_config
+    from voxanon.anonymizers.registry import available, broken
+
+    for name, cls in available().items():
+        flags = [f"rate {cls.sample_rate} Hz" if cls.sample_rate else "any rate"]
+        flags.append("needs model" if cls.needs_model else "no model")
+        if not cls.offline:
+            flags.append("needs weights not available offline")
+        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        print(f"{name}  ({', '.join(flags)})\n    {doc}")
+        for pname, ptype, default, help_text, valid in describe_config(cls.Config):
+            bounds = f" (valid: {valid})" if valid is not None else ""
+            print(f"    --param {pname}={default!r:<12} [{ptype}] {help_text}{bounds}")
+        print()
+    for name, why in broken().items():
+        print(f"{name}  (FAILED TO LOAD: {why})\n")
+    return 0
+
+
+def perf(args: argparse.Namespace) -> int:
     from voxanon.jobs.perf import (
         DEFAULT_DURATIONS,
         MEMORY_DURATIONS,
@@ -35,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     )
 
     quick = args.quick
-    durations = args.durations or ([1.0, 2.0] if quick else list(MEMORY_DURATIONS if args.memory else DEFAULT_DURATIONS))
+    durations = args.durations or ([1.0, 2.0] if quick else
+                                   list(MEMORY_DURATIONS if args.memory else DEFAULT_DURATIONS))
     repeats = args.repeats or (1 if quick or args.memory else 3)
     budget = args.budget or (10.0 if quick else float("inf") if args.memory else 120.0)
     scaling_args = None if args.no_scaling else {
@@ -62,8 +84,11 @@ def _add_durations(p: argparse.ArgumentParser) -> None:
 
 
 def register(commands) -> None:
+    p = commands.top.add_parser("list", help="list anonymizers with their parameters")
+    p.set_defaults(handler=list_anonymizers)
+
     p = commands.top.add_parser("perf", help="real-time factor and memory of anonymizers and models",
-                                description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                description=PERF_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.defer(_add_durations)
     p.add_argument("--repeats", type=int, metavar="N", help="timed calls per duration (default 3)")
     p.add_argument("--methods", nargs="+", metavar="NAME",
@@ -82,4 +107,4 @@ def register(commands) -> None:
                    "of generated speech-like noise (the cascade recognises no words in noise)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--out", metavar="PERF.json", help="write the full report as JSON")
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=perf)
