@@ -223,15 +223,22 @@ class Anonymizer(ABC):
         The rng is :func:`utterance_rng(seed, key) <utterance_rng>`, as the offline runner derives it.
         Raises ConfigError when the method cannot stream (naming why) or wants another sample rate.
         """
-        if self.streams() and self.sample_rate is not None and sample_rate != self.sample_rate:
+        self.require_streaming()
+        if self.sample_rate is not None and sample_rate != self.sample_rate:
             raise ConfigError(f"{self.name} streams at {self.sample_rate} Hz, got {sample_rate} Hz; "
                               f"send audio at {self.sample_rate} Hz")
         return self.stream(sample_rate, utterance_rng(seed, key))
 
+    def require_streaming(self) -> None:
+        """Raise ConfigError saying why when the method has no streaming form."""
+        if not self.streams():
+            raise ConfigError(f"{self.name} cannot stream: {self.stream_limit}")
+
     def stream(self, sr: int, rng: np.random.Generator) -> StreamSession:
-        """The streaming form of :meth:`anonymize` at ``sr`` with the utterance's ``rng``; see
-        :mod:`voxanon.anonymizers.streaming`. By default the method cannot stream and says why."""
-        raise ConfigError(f"{self.name} cannot stream: {self.stream_limit}")
+        """The streaming form of :meth:`anonymize` at ``sr`` with the utterance's ``rng`` (see
+        :mod:`voxanon.anonymizers.streaming`); a method that streams overrides it."""
+        self.require_streaming()
+        raise NotImplementedError
 
     def report(self) -> dict[str, Any] | None:
         """What the last :meth:`process` call did, JSON-serialisable; the runner writes it next to the output

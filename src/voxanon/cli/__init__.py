@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from voxanon.errors import EXIT_USAGE
 
 COMMAND_MODULES: tuple[str, ...] = ("listing", "ser", "anonymize", "utility", "synth", "benchmark", "privacy", "content",
-                                    "perf", "pseudo", "acoustic", "learnability", "ltf", "vpc")
+                                    "perf", "pseudo", "acoustic", "learnability", "ltf", "vpc",
+                                    "live")
 
 
 class CommandParser(argparse.ArgumentParser):

@@ -23,7 +23,7 @@ def percentiles(values_ms, qs: tuple[int, ...] = (50, 95, 99)) -> dict[str, floa
 
 @dataclass
 class TimedSession:
-    """A stream session of ``anonymizer`` that counts samples and times every ``process`` call."""
+    """A stream session that counts samples and times every ``process`` call (the last :data:`KEPT_TIMES` kept)."""
 
     session: StreamSession
     method: str
@@ -32,6 +32,7 @@ class TimedSession:
         self.samples_in = 0
         self.samples_out = 0
         self.compute_ms: deque[float] = deque(maxlen=KEPT_TIMES)
+        self.compute_total_ms = 0.0
 
     @classmethod
     def open(cls, anonymizer: Anonymizer, sample_rate: int, seed: int | str, key: str) -> TimedSession:
@@ -51,6 +52,7 @@ class TimedSession:
         start = time.perf_counter()
         out = self.session.process(chunk)
         self.compute_ms.append(1000.0 * (time.perf_counter() - start))
+        self.compute_total_ms += self.compute_ms[-1]
         self.samples_in += len(chunk)
         self.samples_out += out.size
         return out
