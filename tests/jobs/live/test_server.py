@@ -100,6 +100,7 @@ def test_the_hello_key_names_the_pseudo_speaker(voices):
     (None, b"\x00\x00\x80\x3f", "audio before the hello"),
     (None, "not json", "not JSON"),
     ({"type": "hello", "sample_rate": 44100}, None, "streams at 16000 Hz, got 44100 Hz"),
+    ({"type": "hello", "sample_rate": "16k"}, None, "sample_rate must be a positive integer"),
     ({"type": "hello", "sample_rate": SR, "format": "u8"}, None, "format must be one of f32, s16"),
     ({"type": "hello", "sample_rate": SR}, b"\x00\x00\x80", "whole 4-byte samples"),
     ({"type": "hello", "sample_rate": SR}, np.array([np.nan], "<f4").tobytes(), "NaN or infinite"),

@@ -151,7 +151,7 @@ class LiveServer:
 
     def _open(self, hello: dict, sid: int) -> tuple[TimedSession, str]:
         rate, fmt, key = hello.get("sample_rate"), hello.get("format", "f32"), hello.get("key", f"live-{sid}")
-        if not isinstance(rate, int) or rate <= 0:
+        if not isinstance(rate, int) or isinstance(rate, bool) or rate <= 0:
             raise ProtocolError(f"hello: sample_rate must be a positive integer, got {rate!r}")
         if fmt not in pcm.FORMATS:
             raise ProtocolError(f"hello: format must be one of {', '.join(pcm.FORMATS)}, got {fmt!r}")
