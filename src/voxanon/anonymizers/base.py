@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from voxanon.anonymizers.streaming import StreamSession
 from voxanon.digest import content_digest
 from voxanon.errors import ConfigError
 from voxanon.heap import release_free_memory
@@ -158,6 +159,8 @@ class Anonymizer(ABC):
     chunking : set by a method whose working memory grows with the input's
         length: :meth:`process` then runs long inputs in overlapping chunks
         (None: the method bounds its memory itself, or cannot be chunked)
+    stream_limit : why the method cannot stream (shown when :meth:`stream` is
+        asked for); a method that streams overrides :meth:`stream` instead
     """
 
     name: ClassVar[str]
@@ -166,6 +169,7 @@ class Anonymizer(ABC):
     needs_model: ClassVar[bool] = False
     offline: ClassVar[bool] = True
     chunking: ClassVar[Chunking | None] = None
+    stream_limit: ClassVar[str] = "it transforms whole utterances only and has no streaming form"
 
     def __init__(self, config: Any | None = None, **params: Any) -> None:
         if config is None:
@@ -211,6 +215,34 @@ class Anonymizer(ABC):
         if out_sr != sr:
             raise RuntimeError(f"{self.name}: chunk output at {out_sr} Hz for input at {sr} Hz; cannot be chunked")
         return out
+
+    @classmethod
+    def streams(cls) -> bool:
+        """True when the method has a streaming form (:meth:`stream`)."""
+        return cls.stream is not Anonymizer.stream
+
+    def open_stream(self, sample_rate: int, seed: int | str, key: str) -> StreamSession:
+        """A live session whose pseudo-speaker is the offline one for ``seed`` and utterance ``key``.
+
+        The rng is :func:`utterance_rng(seed, key) <utterance_rng>`, as the offline runner derives it.
+        Raises ConfigError when the method cannot stream (naming why) or wants another sample rate.
+        """
+        self.require_streaming()
+        if self.sample_rate is not None and sample_rate != self.sample_rate:
+            raise ConfigError(f"{self.name} streams at {self.sample_rate} Hz, got {sample_rate} Hz; "
+                              f"send audio at {self.sample_rate} Hz")
+        return self.stream(sample_rate, utterance_rng(seed, key))
+
+    def require_streaming(self) -> None:
+        """Raise ConfigError saying why when the method has no streaming form."""
+        if not self.streams():
+            raise ConfigError(f"{self.name} cannot stream: {self.stream_limit}")
+
+    def stream(self, sr: int, rng: np.random.Generator) -> StreamSession:
+        """The streaming form of :meth:`anonymize` at ``sr`` with the utterance's ``rng`` (see
+        :mod:`voxanon.anonymizers.streaming`); a method that streams overrides it."""
+        self.require_streaming()
+        raise NotImplementedError
 
     def report(self) -> dict[str, Any] | None:
         """What the last :meth:`process` call did, JSON-serialisable; the runner writes it next to the output

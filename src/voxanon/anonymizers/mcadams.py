@@ -6,6 +6,14 @@ power ``alpha`` (:mod:`voxanon.dsp.mcadams`), and the output is peak-normalised
 as VPC writes it (peak 32766 in 16-bit PCM). Silence stays silence; the output
 has the input's length. The pole-angle warp depends on the sample rate, so the
 method asks for 16 kHz, the rate VPC applies it at.
+
+The method streams (:meth:`McAdams.stream`): the session draws the same alpha
+as the offline path and yields the unnormalised transform, which equals the
+offline output before its peak normalisation sample for sample, whatever the
+chunking. The normalisation needs the whole utterance's peak, so a stream
+keeps the transform's own level; scaling the streamed output by
+:func:`~voxanon.dsp.mcadams.normalization_gain` of itself (as float32) gives the
+offline output exactly.
 """
 
 from __future__ import annotations
@@ -15,7 +23,8 @@ import dataclasses
 import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer, check_config, param
-from voxanon.dsp.mcadams import mcadams, normalization_gain
+from voxanon.anonymizers.streaming import StreamSession
+from voxanon.dsp.mcadams import McAdamsStream, mcadams, normalization_gain
 from voxanon.errors import ConfigError, DataError
 from voxanon.ranges import Range
 
@@ -41,6 +50,32 @@ class McAdamsConfig:
             raise ConfigError(f"need shift <= winlen, got shift={self.shift}, winlen={self.winlen}")
 
 
+class McAdamsSession(StreamSession):
+    """Streaming McAdams with one alpha: :class:`~voxanon.dsp.mcadams.McAdamsStream`, unnormalised.
+
+    A sample is final once the last frame that covers it has been analysed: at
+    most one window less one sample after it arrives, which is the declared latency.
+    """
+
+    def __init__(self, alpha: float, sr: int, config: McAdamsConfig) -> None:
+        self.sample_rate = sr
+        self.alpha = alpha
+        self._stream = McAdamsStream(alpha, sr, winlen=config.winlen, shift=config.shift, lp_order=config.lp_order)
+
+    @property
+    def latency_ms(self) -> float:
+        """``(window - 1)`` samples, in ms."""
+        return 1000.0 * (self._stream.n - 1) / self.sample_rate
+
+    def process(self, chunk: np.ndarray) -> np.ndarray:
+        """Transform the next samples; return the final ones."""
+        return self._stream.process(chunk)
+
+    def flush(self) -> np.ndarray:
+        """Transform the last frames (zero-padded past the end); return the rest."""
+        return self._stream.flush()
+
+
 class McAdams(Anonymizer):
     """VPC 2024 B2: McAdams transformation of the LPC pole angles."""
 
@@ -63,3 +98,7 @@ class McAdams(Anonymizer):
         )
         out *= np.float32(normalization_gain(out))
         return out, sr
+
+    def stream(self, sr: int, rng: np.random.Generator) -> McAdamsSession:
+        """A session with the utterance's alpha; its output is the transform before peak normalisation."""
+        return McAdamsSession(self.draw_alpha(rng), sr, self.config)

@@ -81,6 +81,8 @@ class SegmentScaling(WorldDomain):
     """Scale F0 and energy by independent random factors per segment."""
 
     name = "segment_scaling"
+    stream_limit = (WorldDomain.stream_limit + "; besides, the energy factors are drawn after all the F0 factors, "
+                    "so each depends on how many segments the whole utterance has")
 
     @dataclasses.dataclass(frozen=True)
     class Config(AnalysisConfig):

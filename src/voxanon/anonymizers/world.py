@@ -127,6 +127,9 @@ class WorldDomain(Anonymizer):
 
     Config = AnalysisConfig
     chunking = Chunking(seconds=20.0, overlap=1.0, fade=0.02)
+    stream_limit = ("WORLD's F0 trackers (DIO, Harvest) filter the whole signal and its synthesis takes whole "
+                    "feature arrays, so no output sample is final before the input ends; a chunked approximation "
+                    "would not equal the offline output")
 
     @abstractmethod
     def transform(self, features: WorldFeatures, rng: np.random.Generator) -> WorldFeatures:
@@ -162,6 +165,8 @@ class World(WorldDomain):
     """WORLD pseudo-speaker conversion: per-utterance F0 statistics, envelope warp and tilt."""
 
     name = "world"
+    stream_limit = (WorldDomain.stream_limit + "; besides, the pseudo-speaker maps the utterance's log-F0 mean and "
+                    "spread and picks the source gender from its median F0, statistics of the whole utterance")
 
     @dataclasses.dataclass(frozen=True)
     class Config(AnalysisConfig):

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from voxanon.errors import EXIT_USAGE
 
 #: the command modules, in the order ``voxanon --help`` lists their commands
-COMMAND_MODULES: tuple[str, ...] = ("data", "train", "anonymize", "evaluate", "benchmark", "utilities")
+COMMAND_MODULES: tuple[str, ...] = ("data", "train", "anonymize", "evaluate", "benchmark", "utilities", "live")
 
 #: old spelling -> the command it became
 MOVED: dict[str, str] = {
