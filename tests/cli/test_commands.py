@@ -19,7 +19,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 
 def test_top_level_commands_are_the_verbs_and_the_utilities() -> None:
     assert list(_subcommands(build_parser())) == ["data", "train", "anonymize", "evaluate", "benchmark", "list",
-                                                  "perf"]
+                                                  "perf", "stream", "serve"]
 
 
 def test_each_group_holds_its_commands() -> None:

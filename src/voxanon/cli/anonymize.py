@@ -41,7 +41,7 @@ package.module:Class of an Anonymizer subclass that is not registered.
 """
 
 
-def _params(args: argparse.Namespace) -> dict:
+def method_params(args: argparse.Namespace) -> dict:
     """Parameters from --config (JSON object) overridden by --param k=v."""
     params: dict = {}
     if args.config:
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
     backend = _backend(args)
     try:
-        anonymizer = build(args.method, _params(args))
+        anonymizer = build(args.method, method_params(args))
     except (KeyError, ValueError) as exc:  # unknown method or bad parameter
         raise ConfigError(exc.args[0] if exc.args else str(exc)) from None
     output = output_dir_for(args.input, args.output, args.suffix)

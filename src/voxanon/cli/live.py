@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from voxanon.cli.anonymize import _params
+from voxanon.cli.anonymize import method_params
 from voxanon.errors import ConfigError
 
 STREAM_DESCRIPTION = """\
@@ -48,7 +48,7 @@ def _anonymizer(args: argparse.Namespace):
     from voxanon.anonymizers.registry import build
 
     try:
-        anonymizer = build(args.method, _params(args))
+        anonymizer = build(args.method, method_params(args))
     except (KeyError, ValueError) as exc:  # unknown method or bad parameter
         raise ConfigError(exc.args[0] if exc.args else str(exc)) from None
     anonymizer.require_streaming()
