@@ -11,6 +11,7 @@ from voxanon.errors import ConfigError, ModelError
 from voxanon.training.trainer import (
     Budget,
     CheckpointError,
+    Recipe,
     Run,
     StepTrainer,
     Trainer,
@@ -40,30 +41,40 @@ def _recipe(out, epochs, *, kill_at=None, minutes=None, scores=None, identity=No
                       on_mismatch=on_mismatch, log=out / "log.jsonl", columns=COLUMNS, metric="val")
     trainer.resume()
     best = []
+    recipe = _Mlp(model, opt, sched, rng, x, y, kill_at, scores)
+    return trainer, model, best, lambda: trainer.run(recipe, lambda e, s: best.append((e, s)))
 
-    def train_epoch(epoch):
-        model.train()
-        total = 0.0
+
+class _Mlp(Recipe):
+    """Four batches of 16 per epoch, squared error; the LR schedule steps once per epoch."""
+
+    schedule = "epoch"
+
+    def __init__(self, model, opt, sched, rng, x, y, kill_at, scores):
+        self.model, self.optimizer, self.scheduler, self.rng = model, opt, sched, rng
+        self.x, self.y, self.kill_at, self.scores = x, y, kill_at, scores
+
+    def steps(self, epoch):
+        return 4
+
+    def batches(self, epoch):
+        self.model.train()
         for step in range(4):
-            if epoch == kill_at and step == 2:
+            if epoch == self.kill_at and step == 2:
                 raise Killed
-            idx = rng.integers(len(x), size=16)
-            loss = ((model(torch.from_numpy(x[idx]))[:, 0] - torch.from_numpy(y[idx])) ** 2).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += loss.item()
-        sched.step()
-        return {"loss": total / 4}
+            idx = self.rng.integers(len(self.x), size=16)
+            yield torch.from_numpy(self.x[idx]), torch.from_numpy(self.y[idx])
 
-    def validate(epoch):
-        if scores is not None:
-            return scores[epoch - 1]
-        model.eval()
+    def loss(self, batch):
+        x, y = batch
+        return ((self.model(x)[:, 0] - y) ** 2).mean(), 1
+
+    def validate(self, epoch):
+        if self.scores is not None:
+            return self.scores[epoch - 1]
+        self.model.eval()
         with torch.no_grad():
-            return float(((model(torch.from_numpy(x))[:, 0] - torch.from_numpy(y)) ** 2).mean())
-
-    return trainer, model, best, lambda: trainer.run(train_epoch, validate, lambda e, s: best.append((e, s)))
+            return float(((self.model(torch.from_numpy(self.x))[:, 0] - torch.from_numpy(self.y)) ** 2).mean())
 
 
 def test_resume_after_a_kill_gives_the_same_weights_bit_for_bit(tmp_path):

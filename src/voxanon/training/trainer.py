@@ -1,12 +1,16 @@
-"""The one training loop every recipe runs on: budget, resume, RNG state, checkpoints, log and best-by-validation.
+"""The one training loop every recipe runs on: the batch loop, budget, resume, RNG state, checkpoints, log and
+best-by-validation.
 
-A recipe builds its model, optimizer(s), scheduler and batches and hands the
-trainer (:class:`Trainer`) what has state (anything with ``state_dict`` /
-``load_state_dict``) and its numpy generators; it gives :meth:`Trainer.run` a
-function that trains one epoch and returns that epoch's log record, and
-optionally a validation function whose score (lower is better) selects the
-best epoch. The trainer owns everything around those calls:
+A recipe (:class:`Recipe`) is its data, its loss and its validation: it builds
+its model, optimizer, scheduler and batches, and gives the trainer
+(:class:`Trainer`) what has state (anything with ``state_dict`` /
+``load_state_dict``) and its numpy generators. The trainer owns everything
+else:
 
+* the batch loop: for each batch of :meth:`Recipe.batches`, the recipe's
+  :meth:`Recipe.loss`, then ``zero_grad``, ``backward``, the optional gradient
+  clipping, the optimizer step and the scheduler step (after every step, or
+  after every epoch), the epoch's mean loss and its progress line;
 * the budget: a number of epochs and/or a wall-time limit in minutes (time
   spent in earlier sessions counts; the epoch that passes the limit finishes);
 * the checkpoint: after every epoch, written atomically, holding every state
@@ -40,7 +44,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -50,6 +54,7 @@ import torch
 from voxanon.atomic import write_text
 from voxanon.errors import ConfigError, ModelError, RunError
 from voxanon.models.checkpoint import load_checkpoint, save_atomic
+from voxanon.progress import Progress
 
 FORMAT = "voxanon-training/1"
 
@@ -138,6 +143,41 @@ class Budget:
         return None
 
 
+class Recipe:
+    """What a recipe gives the :class:`Trainer`: its optimizer, its batches, its loss and its validation.
+
+    A subclass sets ``optimizer`` and, when it has them, ``scheduler`` (stepped after every optimizer step, or
+    after every epoch when ``schedule`` is ``"epoch"``) and ``clip`` (parameters, maximum gradient norm), and
+    implements :meth:`steps`, :meth:`batches` and :meth:`loss`.
+    """
+
+    optimizer: torch.optim.Optimizer
+    scheduler: Any = None
+    schedule: str = "step"
+    clip: tuple[list[torch.nn.Parameter], float] | None = None
+
+    def steps(self, epoch: int) -> int:
+        """How many batches epoch ``epoch`` has (for its progress line)."""
+        raise NotImplementedError
+
+    def batches(self, epoch: int) -> Iterable:
+        """Epoch ``epoch``'s batches (1-based epochs); a generator sets up the epoch (train mode, seeds, learning
+        rate) before its first batch and draws each batch when it is asked for it."""
+        raise NotImplementedError
+
+    def loss(self, batch) -> tuple[torch.Tensor, float]:
+        """The loss of ``batch`` (to minimise) and its weight in the epoch's mean loss."""
+        raise NotImplementedError
+
+    def end_epoch(self, epoch: int, loss: float) -> dict:
+        """The epoch's log values, given its mean loss (after its last step)."""
+        return {"loss": loss}
+
+    def validate(self, epoch: int) -> float | None:
+        """The epoch's validation score, lower is better (None: no candidate for the best)."""
+        return None
+
+
 class Trainer:
     """The epoch loop of a recipe (see the module docstring).
 
@@ -162,12 +202,17 @@ class Trainer:
         then ``metric`` when validated.
     metric : str
         The validation score's key in the record.
+    desc : str
+        What the progress line of an epoch starts with (e.g. ``"SER fold 1 "``).
+    quiet : bool
+        No progress line.
     """
 
     def __init__(self, budget: Budget, *, state: dict[str, Stateful], rngs: dict[str, np.random.Generator] | None = None,
                  checkpoint: str | os.PathLike | None = None, identity: dict | None = None,
                  on_mismatch: str = "error", log: str | os.PathLike | None = None,
-                 columns: tuple[str, ...] | None = None, metric: str = "val_eer") -> None:
+                 columns: tuple[str, ...] | None = None, metric: str = "val_eer", desc: str = "",
+                 quiet: bool = True) -> None:
         if on_mismatch not in ("error", "restart"):
             raise ValueError(f"on_mismatch must be 'error' or 'restart', not {on_mismatch!r}")
         self.budget, self.state, self.rngs = budget, state, dict(rngs or {})
@@ -175,6 +220,7 @@ class Trainer:
         self.identity, self.on_mismatch = identity or {}, on_mismatch
         self.log_path = Path(log) if log is not None else None
         self.columns, self.metric = columns, metric
+        self.desc, self.quiet = desc, quiet
         self.epoch, self.seconds, self.best = 0, 0.0, None
         self.history: list[dict] = []
         self.resumed = False
@@ -239,23 +285,44 @@ class Trainer:
             self.history.append(self._record(0, values, score))
             self.select(0, score, on_best)
 
-    def run(self, train_epoch: Callable[[int], dict], validate: Callable[[int], float] | None = None,
-            on_best: Callable[[int, float], None] | None = None,
-            after_epoch: Callable[[dict], None] | None = None) -> list[dict]:
-        """Train epoch after epoch until the budget is spent; returns the history.
+    def train_epoch(self, recipe: Recipe, epoch: int) -> dict:
+        """Run epoch ``epoch`` of ``recipe``'s batch loop; its log values (:meth:`Recipe.end_epoch`)."""
+        label = f"{self.desc}epoch {epoch}" + (f"/{self.budget.epochs}" if self.budget.epochs is not None else "")
+        progress = Progress(recipe.steps(epoch), label, quiet=self.quiet)
+        total, weight = 0.0, 0
+        for batch in recipe.batches(epoch):
+            loss, n = recipe.loss(batch)
+            recipe.optimizer.zero_grad()
+            loss.backward()
+            if recipe.clip is not None:
+                torch.nn.utils.clip_grad_norm_(*recipe.clip)
+            recipe.optimizer.step()
+            if recipe.scheduler is not None and recipe.schedule == "step":
+                recipe.scheduler.step()
+            total += loss.item() * n
+            weight += n
+            progress.desc = f"{label} loss {total / weight:.3f}"
+            progress.update()
+        progress.close()
+        if recipe.scheduler is not None and recipe.schedule == "epoch":
+            recipe.scheduler.step()
+        return recipe.end_epoch(epoch, total / weight)
 
-        ``train_epoch(epoch)`` (1-based) returns the record's values; ``validate(epoch)`` its score (None: this
-        epoch is not a candidate for the best);
-        ``after_epoch(record)`` runs after the checkpoint (e.g. to print).
+    def run(self, recipe: Recipe, on_best: Callable[[int, float], None] | None = None,
+            after_epoch: Callable[[dict], None] | None = None) -> list[dict]:
+        """Train ``recipe`` epoch after epoch until the budget is spent; returns the history.
+
+        After each epoch, :meth:`Recipe.validate` gives its score; ``after_epoch(record)`` runs after the
+        checkpoint (e.g. to print).
         """
         log = (TrainLog(self.log_path, self.epoch if self.resumed else None, key="epoch")
                if self.log_path is not None else None)
         while (stop := self.budget.stop(self.epoch, self.seconds)) is None:
             epoch = self.epoch + 1
             t0 = time.monotonic()
-            values = train_epoch(epoch)
+            values = self.train_epoch(recipe, epoch)
             self.seconds += time.monotonic() - t0
-            score = validate(epoch) if validate is not None else None
+            score = recipe.validate(epoch)
             record = self._record(epoch, values, score)
             self.history.append(record)
             if score is not None:
