@@ -191,7 +191,8 @@ def train_folds(data_dir: str | os.PathLike, out_dir: str | os.PathLike, *, fold
             continue
         settings = CompactSerSettings(epochs=epochs, batch_size=batch_size, channels=channels, seed=seed)
         train_ser([feats[u] for u in train_utts], [classes.index(labels[u]) for u in train_utts], ckpt, settings,
-                  labels=classes, desc=f"fold {fold}", meta={"fold": fold, "train_speakers": train_spk, "data_dir": str(data_dir), "train_counts": counts},
+                  labels=classes, desc=f"fold {fold}",
+                  meta={"fold": fold, "train_speakers": train_spk, "data_dir": str(data_dir), "train_counts": counts},
                   quiet=quiet)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "train_report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -81,8 +81,8 @@ class SerRecipe(Recipe):
 
 
 def train_ser(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.PathLike,
-              settings: CompactSerSettings = CompactSerSettings(), *, labels: tuple[str, ...] = EMOTIONS, meta: dict | None = None,
-              desc: str = "SER training", quiet: bool = False) -> CompactSER:
+              settings: CompactSerSettings = CompactSerSettings(), *, labels: tuple[str, ...] = EMOTIONS,
+              meta: dict | None = None, desc: str = "SER training", quiet: bool = False) -> CompactSER:
     """Train a :class:`CompactSERNet` on log-mel features; resumable, checkpoints written atomically.
 
     Parameters

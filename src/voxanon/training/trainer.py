@@ -208,7 +208,8 @@ class Trainer:
         No progress line.
     """
 
-    def __init__(self, budget: Budget, *, state: dict[str, Stateful], rngs: dict[str, np.random.Generator] | None = None,
+    def __init__(self, budget: Budget, *, state: dict[str, Stateful],
+                 rngs: dict[str, np.random.Generator] | None = None,
                  checkpoint: str | os.PathLike | None = None, identity: dict | None = None,
                  on_mismatch: str = "error", log: str | os.PathLike | None = None,
                  columns: tuple[str, ...] | None = None, metric: str = "val_eer", desc: str = "",
