@@ -97,12 +97,12 @@ def run_train(args: argparse.Namespace) -> int:
     from voxanon.evaluation.attacker_training import train_attacker
     from voxanon.evaluation.dev_selection import as_data_dir
     from voxanon.models.speaker.ecapa import EcapaConfig
-    from voxanon.training.asv import TrainConfig
+    from voxanon.training.asv import AsvSettings
 
     if args.recipe == "vpc":
-        cfg = TrainConfig.vpc()
+        cfg = AsvSettings.vpc()
     else:
-        cfg = TrainConfig(model=EcapaConfig.full(padding_mode="zeros") if args.full else EcapaConfig())
+        cfg = AsvSettings(model=EcapaConfig.full(padding_mode="zeros") if args.full else EcapaConfig())
     model = cfg.model
     if args.channels:
         model = replace(model, channels=(args.channels,) * 4 + (3 * args.channels,))
