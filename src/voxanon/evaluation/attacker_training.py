@@ -17,7 +17,7 @@ from voxanon.data.kaldi import DataDir
 from voxanon.evaluation.dev_selection import as_data_dir, dev_eer
 from voxanon.evaluation.embeddings import vpc_normalize
 from voxanon.training.asv import AsvSettings, train_asv
-from voxanon.training.finetune import FinetuneSettings, finetune_encoder
+from voxanon.training.finetune import FinetuneSettings, train_finetune
 
 
 def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: AsvSettings | None = None, *,
@@ -58,9 +58,9 @@ def train_finetuned(encoder: str, train_dir, dev_enroll, dev_trials: list, setti
     ``train_dir``, selected on the dev trials.
 
     Returns ``OUT/best.pt`` (usable as ``<encoder>:OUT/best.pt``) and the log
-    (:func:`~voxanon.training.finetune.finetune_encoder`).
+    (:func:`~voxanon.training.finetune.train_finetune`).
     """
     dev = (as_data_dir(dev_enroll), [as_data_dir(t) for t in dev_trials])
-    return finetune_encoder(encoder, as_data_dir(train_dir), settings, out_dir,
-                            validate=lambda model: dev_eer(model, *dev), preprocess=vpc_normalize, seed=seed,
-                            device=device, quiet=quiet)
+    return train_finetune(as_data_dir(train_dir), out_dir, replace(settings, seed=seed), encoder=encoder,
+                          validate=lambda model: dev_eer(model, *dev), preprocess=vpc_normalize, device=device,
+                          quiet=quiet)
