@@ -29,14 +29,15 @@ def run_flow(args: argparse.Namespace) -> int:
 
     from voxanon.anonymizers.pseudo.pool import load_pool
     from voxanon.models.flow import save_flow
-    from voxanon.training.flow import train_flow
+    from voxanon.training.flow import FlowSettings, train_flow
 
     if args.threads:
         torch.set_num_threads(args.threads)
     pool = load_pool(args.pool)
     epochs = args.epochs if args.epochs is not None or args.minutes is not None else DEFAULT_EPOCHS
-    flow, log = train_flow(pool.training_points(), epochs=epochs, minutes=args.minutes, seed=args.seed,
-                           device=args.device, hidden=args.hidden, layers=args.layers, encoder=pool.encoder,
+    settings = FlowSettings(epochs=epochs, minutes=args.minutes, seed=args.seed, hidden=args.hidden,
+                            layers=args.layers)
+    flow, log = train_flow(pool.training_points(), settings, encoder=pool.encoder, device=args.device,
                            quiet=args.quiet)
     command = ["voxanon", "train", "speaker-flow", str(args.pool), "--out", str(args.out), "--seed", str(args.seed),
                "--hidden", str(args.hidden), "--layers", str(args.layers), "--device", args.device]
