@@ -15,7 +15,7 @@ from pathlib import Path
 from voxanon.errors import ConfigError
 from voxanon.ranges import Range
 
-#: fine-tuning options -> FinetuneConfig fields
+#: fine-tuning options -> EcapaSslSettings fields
 FINETUNE_OPTIONS = {"epochs": "epochs", "batch_size": "batch_size", "lr": "lr"}
 
 
@@ -25,10 +25,10 @@ def run(args: argparse.Namespace) -> int:
     finetune = None
     given = {field: getattr(args, opt) for opt, field in FINETUNE_OPTIONS.items() if getattr(args, opt) is not None}
     if args.finetune_asv:
-        from voxanon.training.ecapa_ssl import FinetuneConfig
+        from voxanon.training.ecapa_ssl import EcapaSslSettings
         from voxanon.training.trainer import resolve_device
 
-        finetune = FinetuneConfig(**given)
+        finetune = EcapaSslSettings(**given)
         args.device = resolve_device(args.device)
     elif given:
         names = ", ".join("--" + opt.replace("_", "-") for opt in FINETUNE_OPTIONS if getattr(args, opt) is not None)

@@ -178,6 +178,20 @@ class Recipe:
         return None
 
 
+def optimizer_step(recipe: Recipe, batch) -> tuple[float, float]:
+    """One step of ``recipe`` on ``batch``: its loss, ``zero_grad``, ``backward``, the clipping, the optimizer step
+    and (per step) the scheduler step; returns the loss and its weight."""
+    loss, n = recipe.loss(batch)
+    recipe.optimizer.zero_grad()
+    loss.backward()
+    if recipe.clip is not None:
+        torch.nn.utils.clip_grad_norm_(*recipe.clip)
+    recipe.optimizer.step()
+    if recipe.scheduler is not None and recipe.schedule == "step":
+        recipe.scheduler.step()
+    return loss.item(), n
+
+
 class Trainer:
     """The epoch loop of a recipe (see the module docstring).
 
@@ -292,15 +306,8 @@ class Trainer:
         progress = Progress(recipe.steps(epoch), label, quiet=self.quiet)
         total, weight = 0.0, 0
         for batch in recipe.batches(epoch):
-            loss, n = recipe.loss(batch)
-            recipe.optimizer.zero_grad()
-            loss.backward()
-            if recipe.clip is not None:
-                torch.nn.utils.clip_grad_norm_(*recipe.clip)
-            recipe.optimizer.step()
-            if recipe.scheduler is not None and recipe.schedule == "step":
-                recipe.scheduler.step()
-            total += loss.item() * n
+            loss, n = optimizer_step(recipe, batch)
+            total += loss * n
             weight += n
             progress.desc = f"{label} loss {total / weight:.3f}"
             progress.update()
