@@ -158,8 +158,28 @@ def test_train_log_drops_records_past_the_resumed_counter(tmp_path):
     assert len((tmp_path / "log.jsonl").read_text().splitlines()) == 2
 
 
+class _StepMlp(Recipe):
+    """A step-driven recipe (as acoustic and ltf): an MLP on numpy-drawn batches at a fixed learning rate."""
+
+    def __init__(self, model, opt, rng):
+        self.model, self.optimizer, self.rng = model, opt, rng
+
+    def batches(self, epoch):
+        while True:
+            yield torch.from_numpy(self.rng.standard_normal((8, 4)).astype(np.float32))
+
+    def loss(self, batch):
+        return (self.model(batch)[:, 0] - batch.sum(1)).pow(2).mean(), 1
+
+    def learning_rate(self, step, progress):
+        return 1e-2
+
+    def terms(self, loss):
+        return {"train": loss}
+
+
 def _step_recipe(out, total_steps, *, log_every=2):
-    """A step-driven recipe (as acoustic and ltf): an MLP on numpy-drawn batches, checkpoint payload = its weights."""
+    """A step-driven run of :class:`_StepMlp`, checkpoint payload = its weights."""
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 1))
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
@@ -171,16 +191,7 @@ def _step_recipe(out, total_steps, *, log_every=2):
         model.load_state_dict(run.resumed["model"])
     trainer = StepTrainer(run, opt, rng, total_steps=total_steps, minutes=None, log_every=log_every,
                           valid_every_s=0.0, checkpoint_every_s=1e9, valid_key="valid")
-
-    def step():
-        x = torch.from_numpy(rng.standard_normal((8, 4)).astype(np.float32))
-        loss = (model(x)[:, 0] - x.sum(1)).pow(2).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return 1e-2, {"train": loss.item()}
-
-    records = trainer.run(step, lambda: {"model": model.state_dict()}, validate=lambda: 0.5)
+    records = trainer.run(_StepMlp(model, opt, rng), lambda: {"model": model.state_dict()}, validate=lambda: 0.5)
     return trainer, model, records
 
 

@@ -11,9 +11,9 @@ import sys
 
 
 def _settings(args: argparse.Namespace):
-    from voxanon.training.acoustic import TrainSettings
+    from voxanon.training.acoustic import AcousticSettings
 
-    return TrainSettings(minutes=None if args.epochs is not None else args.minutes, epochs=args.epochs,
+    return AcousticSettings(minutes=None if args.epochs is not None else args.minutes, epochs=args.epochs,
                          seed=args.seed, batch_size=args.batch_size, segment_frames=args.segment,
                          lr=args.lr, n_perturb=args.perturbed, max_valid=args.max_valid)
 

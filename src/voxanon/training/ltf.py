@@ -54,7 +54,7 @@ from voxanon.models.ltf.speaker import SpeakerPredictor
 from voxanon.progress import Progress
 from voxanon.training.acoustic_features import list_utterances
 from voxanon.training.asrbn import hold_out
-from voxanon.training.trainer import Run, StepTrainer
+from voxanon.training.trainer import Recipe, Run, StepTrainer
 
 SAMPLE_RATE = 16000
 INITS = ("universal", "scratch")
@@ -279,44 +279,55 @@ def train_ltf(train_dirs: list[str], out_dir: str, *, cfg: LtfConfig = LtfConfig
     return summary
 
 
-class LtfStep:
-    """One optimizer step of the recipe: random aligned segments, the content loss through the frozen encoder,
-    the FVQ loss and (with a predictor) the adversarial speaker loss; the learning rate decays once per epoch
-    (``per_epoch`` steps; ``step``: the steps already made).
-    :meth:`code_usage` gives the codebook usage since its last call."""
+@dataclasses.dataclass
+class LtfRecipe(Recipe):
+    """Random aligned segments, the content loss through the frozen encoder, the FVQ loss and (with a predictor)
+    the adversarial speaker loss, gradient clipping at 10; the learning rate decays once per epoch
+    (``per_epoch`` steps). :meth:`code_usage` gives the codebook usage since its last call."""
 
-    def __init__(self, net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, opt: torch.optim.Optimizer,
-                 params: list, items: list[Utterance], index: dict[str, int], frames: int, rng: np.random.Generator,
-                 settings: LtfSettings, device: str, per_epoch: int, step: int) -> None:
-        self.net, self.spk, self.judge, self.opt, self.params = net, spk, judge, opt, params
-        self.items, self.index, self.frames, self.rng, self.settings, self.device = items, index, frames, rng, settings, device
-        self.per_epoch, self.step = per_epoch, step
+    net: LtfNet
+    spk: SpeakerPredictor | None
+    judge: Judge
+    optimizer: torch.optim.Optimizer
+    params: list
+    items: list[Utterance]
+    index: dict[str, int]
+    frames: int
+    rng: np.random.Generator
+    settings: LtfSettings
+    device: str
+    per_epoch: int
+
+    def __post_init__(self) -> None:
+        self.clip = (self.params, 10.0)
         self.codes_seen: list[torch.Tensor] = []
+        self.last: dict[str, torch.Tensor] = {}
 
-    def __call__(self) -> tuple[float, dict]:
-        """One step; its learning rate and loss terms."""
+    def batches(self, epoch: int):
+        while True:
+            yield tuple(t.to(self.device) for t in sample(self.items, self.settings.batch_size, self.frames,
+                                                          self.judge, self.rng, self.index))
+
+    def loss(self, batch) -> tuple[torch.Tensor, float]:
         settings, judge, spk = self.settings, self.judge, self.spk
-        lr = settings.lr * settings.lr_decay ** (self.step // self.per_epoch)
-        for group in self.opt.param_groups:
-            group["lr"] = lr
-        content, original, who = (t.to(self.device) for t in sample(self.items, settings.batch_size, self.frames,
-                                                                     judge, self.rng, self.index))
+        content, original, who = batch
         out, codes, vq_loss, q = self.net(content)
         with torch.no_grad():
             target = judge.features(original)
         l_c = content_loss(target, judge.features(out))
-        terms = {"l_c": l_c, "l_vq": vq_loss}
+        self.last = {"l_c": l_c, "l_vq": vq_loss}
         loss = settings.lambda_c * l_c + settings.lambda_vq * vq_loss
         if spk is not None:
-            terms["l_s"] = F.cross_entropy(spk(q), who)
-            loss = loss + settings.lambda_s * terms["l_s"]
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.params, 10.0)
-        self.opt.step()
-        self.step += 1
+            self.last["l_s"] = F.cross_entropy(spk(q), who)
+            loss = loss + settings.lambda_s * self.last["l_s"]
         self.codes_seen.append(codes.detach().cpu())
-        return lr, {k: v.item() for k, v in {"loss": loss, **terms}.items()}
+        return loss, 1
+
+    def learning_rate(self, step: int, progress: float) -> float:
+        return self.settings.lr * self.settings.lr_decay ** (step // self.per_epoch)
+
+    def terms(self, loss: float) -> dict[str, float]:
+        return {"loss": loss, **{k: v.item() for k, v in self.last.items()}}
 
     def code_usage(self) -> dict:
         """Codebook usage and perplexity of the codes drawn since the last call."""
@@ -328,8 +339,8 @@ class LtfStep:
 def fit(net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, items: list[Utterance],
         valid_items: list[Utterance], index: dict[str, int], frames: int, run: Run, settings: LtfSettings,
         quiet: bool) -> dict:
-    """The recipe's step on a :class:`StepTrainer` (resumable from ``run.resumed``); returns the loop's part of the
-    summary."""
+    """Train ``net`` (:class:`LtfRecipe`) on a :class:`StepTrainer` (resumable from ``run.resumed``); returns the
+    loop's part of the summary."""
     device, encoder = run.device, judge.encoder
     rng = np.random.default_rng(settings.seed)
     torch.manual_seed(settings.seed)
@@ -355,8 +366,7 @@ def fit(net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, items: list[Utt
               + (f", speaker predictor {n_params(spk) / 1e6:.2f} M" if spk is not None else "")
               + f", output {net.cfg.output} on {device}",
               file=sys.stderr, flush=True)
-    train_step = LtfStep(net, spk, judge, opt, params, items, index, frames, rng, settings, device, per_epoch,
-                         trainer.step)
+    recipe = LtfRecipe(net, spk, judge, opt, params, items, index, frames, rng, settings, device, per_epoch)
 
     def describe(record: dict) -> str:
         return (f"step {record['step']} | L {record['loss']:.4f} | L_c {record['l_c']:.4f}"
@@ -370,7 +380,7 @@ def fit(net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, items: list[Utt
                 "speakers": sorted(index, key=index.get),
                 "melmap": judge.mapping.state() if judge.mapping is not None else None}
 
-    records = trainer.run(train_step, payload, extra=train_step.code_usage, describe=None if quiet else describe,
+    records = trainer.run(recipe, payload, extra=recipe.code_usage, describe=None if quiet else describe,
                           validate=(lambda: valid_loss(net, judge, valid, device, settings.batch_size))
                           if valid is not None else None)
     last = next((r for r in reversed(records)), {})

@@ -148,7 +148,9 @@ class Recipe:
 
     A subclass sets ``optimizer`` and, when it has them, ``scheduler`` (stepped after every optimizer step, or
     after every epoch when ``schedule`` is ``"epoch"``) and ``clip`` (parameters, maximum gradient norm), and
-    implements :meth:`steps`, :meth:`batches` and :meth:`loss`.
+    implements :meth:`steps`, :meth:`batches` and :meth:`loss`. A step-driven recipe (on :class:`StepTrainer`)
+    implements :meth:`batches` (``batches(0)`` yields without end), :meth:`loss`, :meth:`learning_rate` and
+    :meth:`terms`.
     """
 
     optimizer: torch.optim.Optimizer
@@ -176,6 +178,14 @@ class Recipe:
     def validate(self, epoch: int) -> float | None:
         """The epoch's validation score, lower is better (None: no candidate for the best)."""
         return None
+
+    def learning_rate(self, step: int, progress: float) -> float:
+        """A step-driven recipe's learning rate for step ``step`` (0-based), ``progress`` of the budget spent."""
+        raise NotImplementedError
+
+    def terms(self, loss: float) -> dict[str, float]:
+        """A step-driven recipe's log terms of the step just made, given its loss."""
+        return {"loss": loss}
 
 
 def optimizer_step(recipe: Recipe, batch) -> tuple[float, float]:
@@ -407,19 +417,24 @@ class StepTrainer:
                      "rng": self.rng.bit_generator.state, "torch_rng": torch.get_rng_state()},
                     self.run_.out / "checkpoint.pt")
 
-    def run(self, train_step: Callable[[], tuple[float, dict[str, float]]], payload: Callable[[], dict], *,
+    def run(self, recipe: Recipe, payload: Callable[[], dict], *,
             validate: Callable[[], float] | None = None, extra: Callable[[], dict] | None = None,
             describe: Callable[[dict], str] | None = None) -> list[dict]:
         """Step until the budget is spent; returns the log's records.
 
-        ``train_step()`` makes one optimizer step and returns its learning rate and loss terms; ``extra()`` adds
-        to a record (after the averaged terms); ``describe(record)`` is the record's progress line (None: silent).
+        Each step sets the recipe's learning rate, then makes one :func:`optimizer_step` on its next batch;
+        ``extra()`` adds to a record (after the averaged terms); ``describe(record)`` is the record's progress
+        line (None: silent).
         """
         session, last_valid, last_ckpt = time.monotonic() - self.seconds, -math.inf, self.seconds
         sums: dict[str, float] = {}
         n = 0
+        batches = iter(recipe.batches(0))
         while self.progress() < 1.0:
-            lr, terms = train_step()
+            lr = recipe.learning_rate(self.step, self.progress())
+            for group in self.optimizer.param_groups:
+                group["lr"] = lr
+            terms = recipe.terms(optimizer_step(recipe, next(batches))[0])
             self.step += 1
             for k, v in terms.items():
                 sums[k] = sums.get(k, 0.0) + v
@@ -436,7 +451,8 @@ class StepTrainer:
                     self.seconds = time.monotonic() - session
                 self.log.add(record)
                 if describe is not None:
-                    print(describe(record) + f" | {self.seconds / 60:.1f} min | {100 * min(self.progress(), 1.0):.0f} %",
+                    done_share = 100 * min(self.progress(), 1.0)
+                    print(describe(record) + f" | {self.seconds / 60:.1f} min | {done_share:.0f} %",
                           file=sys.stderr, flush=True)
             if self.seconds - last_ckpt >= self.checkpoint_every_s or done:
                 self.save(payload())
