@@ -13,7 +13,7 @@ from voxanon.training.trainer import (
     CheckpointError,
     Recipe,
     Run,
-    StepTrainer,
+    Schedule,
     Trainer,
     TrainLog,
 )
@@ -177,6 +177,12 @@ class _StepMlp(Recipe):
     def terms(self, loss):
         return {"train": loss}
 
+    def validate(self, step):
+        return 0.5
+
+    def payload(self):
+        return {"model": self.model.state_dict()}
+
 
 def _step_recipe(out, total_steps, *, log_every=2):
     """A step-driven run of :class:`_StepMlp`, checkpoint payload = its weights."""
@@ -189,13 +195,14 @@ def _step_recipe(out, total_steps, *, log_every=2):
     run = Run(out, "cpu", torch.load(ckpt, weights_only=True) if ckpt.exists() else None)
     if run.resumed is not None:
         model.load_state_dict(run.resumed["model"])
-    trainer = StepTrainer(run, opt, rng, total_steps=total_steps, minutes=None, log_every=log_every,
-                          valid_every_s=0.0, checkpoint_every_s=1e9, valid_key="valid")
-    records = trainer.run(_StepMlp(model, opt, rng), lambda: {"model": model.state_dict()}, validate=lambda: 0.5)
+    trainer = Trainer(Budget(steps=total_steps), state={"optimizer": opt}, rngs={"batches": rng}, checkpoint=ckpt,
+                      log=out / "train_log.jsonl", metric="valid", schedule=Schedule(log_every, 0.0, 1e9))
+    trainer.restore(run.resumed)
+    records = trainer.run(_StepMlp(model, opt, rng))
     return trainer, model, records
 
 
-def test_step_trainer_logs_every_n_steps_and_resumes_exactly(tmp_path):
+def test_a_step_driven_trainer_logs_every_n_steps_and_resumes_exactly(tmp_path):
     trainer, model_a, records = _step_recipe(tmp_path / "a", 5)
     assert trainer.step == 5 and [r["step"] for r in records] == [2, 4, 5]
     assert list(records[0]) == ["step", "train", "lr", "seconds", "valid"]

@@ -54,7 +54,7 @@ from voxanon.models.ltf.speaker import SpeakerPredictor
 from voxanon.progress import Progress
 from voxanon.training.acoustic_features import list_utterances
 from voxanon.training.asrbn import hold_out
-from voxanon.training.trainer import Recipe, Run, StepTrainer
+from voxanon.training.trainer import Budget, Recipe, Run, Schedule, Trainer
 
 SAMPLE_RATE = 16000
 INITS = ("universal", "scratch")
@@ -283,7 +283,8 @@ def train_ltf(train_dirs: list[str], out_dir: str, *, cfg: LtfConfig = LtfConfig
 class LtfRecipe(Recipe):
     """Random aligned segments, the content loss through the frozen encoder, the FVQ loss and (with a predictor)
     the adversarial speaker loss, gradient clipping at 10; the learning rate decays once per epoch
-    (``per_epoch`` steps). :meth:`code_usage` gives the codebook usage since its last call."""
+    (``per_epoch`` steps); validation: the content loss of ``valid``'s segments. A log record adds the codebook
+    usage since the last record."""
 
     net: LtfNet
     spk: SpeakerPredictor | None
@@ -297,6 +298,7 @@ class LtfRecipe(Recipe):
     settings: LtfSettings
     device: str
     per_epoch: int
+    valid: tuple[torch.Tensor, torch.Tensor] | None
 
     def __post_init__(self) -> None:
         self.clip = (self.params, 10.0)
@@ -329,18 +331,36 @@ class LtfRecipe(Recipe):
     def terms(self, loss: float) -> dict[str, float]:
         return {"loss": loss, **{k: v.item() for k, v in self.last.items()}}
 
-    def code_usage(self) -> dict:
+    def record_extra(self) -> dict:
         """Codebook usage and perplexity of the codes drawn since the last call."""
         used = usage(torch.cat([c.flatten() for c in self.codes_seen]), self.net.cfg.codebook_size)
         self.codes_seen.clear()
         return used
 
+    def validate(self, epoch: int) -> float | None:
+        if self.valid is None:
+            return None
+        return valid_loss(self.net, self.judge, self.valid, self.device, self.settings.batch_size)
+
+    def payload(self) -> dict:
+        spk, mapping = self.spk, self.judge.mapping
+        return {"model": self.net.state_dict(), "speaker": spk.state_dict() if spk is not None else None,
+                "config": dataclasses.asdict(self.net.cfg), "settings": dataclasses.asdict(self.settings),
+                "speakers": sorted(self.index, key=self.index.get),
+                "melmap": mapping.state() if mapping is not None else None}
+
+    def describe(self, record: dict) -> str:
+        return (f"step {record['step']} | L {record['loss']:.4f} | L_c {record['l_c']:.4f}"
+                + (f" | L_s {record['l_s']:.3f}" if "l_s" in record else "")
+                + f" | vq {record['l_vq']:.4f} | perplexity {record['perplexity']:.0f}"
+                + (f" | valid L_c {record['valid_l_c']:.4f}" if "valid_l_c" in record else ""))
+
 
 def fit(net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, items: list[Utterance],
         valid_items: list[Utterance], index: dict[str, int], frames: int, run: Run, settings: LtfSettings,
         quiet: bool) -> dict:
-    """Train ``net`` (:class:`LtfRecipe`) on a :class:`StepTrainer` (resumable from ``run.resumed``); returns the
-    loop's part of the summary."""
+    """Train ``net`` (:class:`LtfRecipe`) on the step-driven :class:`Trainer` (resumable from ``run.resumed``);
+    returns the loop's part of the summary."""
     device, encoder = run.device, judge.encoder
     rng = np.random.default_rng(settings.seed)
     torch.manual_seed(settings.seed)
@@ -354,10 +374,12 @@ def fit(net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, items: list[Utt
     opt = torch.optim.AdamW(params, lr=settings.lr, betas=(0.8, 0.99))
     audio = sum(len(it.wav) for it in items)
     per_epoch = max(1, audio // (settings.batch_size * settings.segment))
-    trainer = StepTrainer(run, opt, rng, total_steps=(math.ceil(settings.epochs * per_epoch)
-                                                      if settings.epochs is not None else None),
-                          minutes=settings.minutes, log_every=settings.log_every, valid_every_s=settings.valid_every_s,
-                          checkpoint_every_s=settings.checkpoint_every_s, valid_key="valid_l_c")
+    trainer = Trainer(Budget(steps=math.ceil(settings.epochs * per_epoch) if settings.epochs is not None else None,
+                             minutes=settings.minutes),
+                      state={"optimizer": opt}, rngs={"batches": rng}, checkpoint=run.out / "checkpoint.pt",
+                      log=run.out / "train_log.jsonl", metric="valid_l_c", quiet=quiet,
+                      schedule=Schedule(settings.log_every, settings.valid_every_s, settings.checkpoint_every_s))
+    trainer.restore(run.resumed)
     valid = middle_segments(valid_items, frames, judge) if valid_items else None
     if not quiet:
         print(f"{'resuming at step ' + str(trainer.step) if run.resumed else 'training'}: {len(items)} utterances "
@@ -366,23 +388,8 @@ def fit(net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, items: list[Utt
               + (f", speaker predictor {n_params(spk) / 1e6:.2f} M" if spk is not None else "")
               + f", output {net.cfg.output} on {device}",
               file=sys.stderr, flush=True)
-    recipe = LtfRecipe(net, spk, judge, opt, params, items, index, frames, rng, settings, device, per_epoch)
-
-    def describe(record: dict) -> str:
-        return (f"step {record['step']} | L {record['loss']:.4f} | L_c {record['l_c']:.4f}"
-                + (f" | L_s {record['l_s']:.3f}" if "l_s" in record else "")
-                + f" | vq {record['l_vq']:.4f} | perplexity {record['perplexity']:.0f}"
-                + (f" | valid L_c {record['valid_l_c']:.4f}" if "valid_l_c" in record else ""))
-
-    def payload() -> dict:
-        return {"model": net.state_dict(), "speaker": spk.state_dict() if spk is not None else None,
-                "config": dataclasses.asdict(net.cfg), "settings": dataclasses.asdict(settings),
-                "speakers": sorted(index, key=index.get),
-                "melmap": judge.mapping.state() if judge.mapping is not None else None}
-
-    records = trainer.run(recipe, payload, extra=recipe.code_usage, describe=None if quiet else describe,
-                          validate=(lambda: valid_loss(net, judge, valid, device, settings.batch_size))
-                          if valid is not None else None)
+    records = trainer.run(LtfRecipe(net, spk, judge, opt, params, items, index, frames, rng, settings, device,
+                                    per_epoch, valid))
     last = next((r for r in reversed(records)), {})
     return {"steps": trainer.step, "steps_per_epoch": per_epoch, "train_seconds": round(trainer.seconds, 1),
             "parameters": n_params(net), "speaker_parameters": n_params(spk) if spk is not None else 0,
