@@ -321,9 +321,9 @@ def data_summary(train_dirs: list[str], valid_dir: str | None, train_items: list
             "valid_utterances": len(valid_items), "skipped": skipped}
 
 
-def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None = None,
-                   cfg: AcousticConfig = AcousticConfig(), specs: ModelSpecs = ModelSpecs(),
-                   settings: AcousticSettings = AcousticSettings(), device: str = "auto", init: str | None = None,
+def train_acoustic(train_dirs: list[str], out_dir: str, settings: AcousticSettings = AcousticSettings(), *,
+                   valid_dir: str | None = None, cfg: AcousticConfig = AcousticConfig(),
+                   specs: ModelSpecs = ModelSpecs(), device: str = "auto", init: str | None = None,
                    threads: int = 0, cache_dir: str | None = None, command: str = "", quiet: bool = False,
                    prior: str | None = None) -> dict:
     """Train (resuming from ``out_dir/checkpoint.pt`` when present) and write ``model.pt`` + ``model.json``.

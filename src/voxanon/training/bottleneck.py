@@ -276,9 +276,9 @@ def initial_codebook(net: BottleneckCtc, train: Utterances, seed: int) -> np.nda
     return kmeans((torch.from_numpy(frames) @ weight.T + bias).numpy(), net.cfg.codebook_size, rng)
 
 
-def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whisper-tiny:3",
-                     valid_dir: str | None = None, cfg: BottleneckConfig | None = None,
-                     settings: BottleneckSettings = BottleneckSettings(), device: str = "auto", threads: int = 0,
+def train_bottleneck(train_dirs: list[str], out_dir: str, settings: BottleneckSettings = BottleneckSettings(), *,
+                     content: str = "whisper-tiny:3", valid_dir: str | None = None,
+                     cfg: BottleneckConfig | None = None, device: str = "auto", threads: int = 0,
                      cache_dir: str | None = None, jobs: int = 0, command: str = "", quiet: bool = False) -> dict:
     """Train (resuming from ``out_dir/checkpoint.pt`` when present); write ``model.pt`` (the best epoch by
     validation CER, or FER for phones) and ``model.json``; return the summary.

@@ -213,8 +213,8 @@ def build(cfg: LtfConfig, settings: LtfSettings, n_speakers: int,
     return net, spk
 
 
-def train_ltf(train_dirs: list[str], out_dir: str, *, cfg: LtfConfig = LtfConfig(),
-              settings: LtfSettings = LtfSettings(), device: str = "auto", threads: int = 0, command: str = "",
+def train_ltf(train_dirs: list[str], out_dir: str, settings: LtfSettings = LtfSettings(), *,
+              cfg: LtfConfig = LtfConfig(), device: str = "auto", threads: int = 0, command: str = "",
               quiet: bool = False) -> dict:
     """Train (resuming from ``out_dir/checkpoint.pt`` when present); write ``model.pt`` + ``model.json``."""
     run = Run.start(out_dir, settings, device, threads)
