@@ -59,7 +59,7 @@ from voxanon.training.acoustic_features import (
     extract,
     list_utterances,
 )
-from voxanon.training.trainer import Budget, Recipe, Trainer, resolve_device
+from voxanon.training.trainer import Budget, Recipe, Trainer, epoch_order, resolve_device
 
 #: frames drawn for the initial k-means codebook
 KMEANS_FRAMES = 20000
@@ -203,10 +203,7 @@ class BottleneckRecipe(Recipe):
 
     def batches(self, epoch: int):
         s, net = self.settings, self.net
-        seed = s.seed * 100_003 + epoch - 1
-        torch.manual_seed(seed)
-        self.gen = torch.Generator().manual_seed(seed)
-        order = torch.randperm(len(self.train), generator=self.gen).tolist()
+        self.gen, order = epoch_order(s.seed, epoch, len(self.train))
         for group in self.optimizer.param_groups:
             group["lr"] = self.lr(epoch)
         self.quantise = epoch > s.warmup_epochs

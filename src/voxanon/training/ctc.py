@@ -34,7 +34,7 @@ from voxanon.models.asr.ctc import (
     text_to_ids,
 )
 from voxanon.models.checkpoint import save_atomic
-from voxanon.training.trainer import Budget, Recipe, Trainer
+from voxanon.training.trainer import Budget, Recipe, Trainer, epoch_order
 
 
 @dataclass(frozen=True)
@@ -126,10 +126,7 @@ class CtcNetRecipe(Recipe):
 
     def batches(self, epoch: int):
         s = self.settings
-        seed = s.seed * 100_003 + epoch - 1
-        torch.manual_seed(seed)  # dropout: the same model whether resumed or not
-        gen = torch.Generator().manual_seed(seed)
-        order = torch.randperm(len(self.kept), generator=gen).tolist()
+        gen, order = epoch_order(s.seed, epoch, len(self.kept))
         for group in self.optimizer.param_groups:
             group["lr"] = self.lr(epoch)
         self.net.train()

@@ -13,7 +13,7 @@ from torch import nn
 from voxanon.data.iemocap import EMOTIONS
 from voxanon.models.checkpoint import save_atomic
 from voxanon.models.ser.compact import CHECKPOINT_FORMAT, CompactSER, CompactSERNet
-from voxanon.training.trainer import Budget, Recipe, Trainer
+from voxanon.training.trainer import Budget, Recipe, Trainer, epoch_order
 
 
 def _crop_batch(feats: list[torch.Tensor], idx: list[int], frames: int, gen: torch.Generator) -> torch.Tensor:
@@ -66,10 +66,8 @@ class SerRecipe(Recipe):
         return math.ceil(len(self.feats) / self.settings.batch_size)
 
     def batches(self, epoch: int):
-        seed, batch_size = self.settings.seed * 100_003 + epoch - 1, self.settings.batch_size
-        torch.manual_seed(seed)  # dropout: same model whether resumed or not
-        gen = torch.Generator().manual_seed(seed)
-        order = torch.randperm(len(self.feats), generator=gen).tolist()
+        batch_size = self.settings.batch_size
+        gen, order = epoch_order(self.settings.seed, epoch, len(self.feats))
         self.net.train()
         for b in range(self.steps(epoch)):
             idx = order[b * batch_size:(b + 1) * batch_size]

@@ -217,6 +217,15 @@ class Recipe:
         return f"step {record['step']}"
 
 
+def epoch_order(seed: int, epoch: int, n: int) -> tuple[torch.Generator, list[int]]:
+    """Epoch ``epoch``'s generator and its shuffled order of ``n`` items; the generator and the torch RNG (dropout)
+    are seeded from ``(seed, epoch)``, so a resumed run draws what an uninterrupted one does."""
+    epoch_seed = seed * 100_003 + epoch - 1
+    torch.manual_seed(epoch_seed)
+    gen = torch.Generator().manual_seed(epoch_seed)
+    return gen, torch.randperm(n, generator=gen).tolist()
+
+
 def optimizer_step(recipe: Recipe, batch) -> tuple[float, float]:
     """One step of ``recipe`` on ``batch``: its loss, ``zero_grad``, ``backward``, the clipping, the optimizer step
     and (per step) the scheduler step; returns the loss and its weight."""
