@@ -48,7 +48,7 @@ def _recipe(out, epochs, *, kill_at=None, minutes=None, scores=None, identity=No
 class _Mlp(Recipe):
     """Four batches of 16 per epoch, squared error; the LR schedule steps once per epoch."""
 
-    schedule = "epoch"
+    scheduler_every = "epoch"
 
     def __init__(self, model, opt, sched, rng, x, y, kill_at, scores):
         self.model, self.optimizer, self.scheduler, self.rng = model, opt, sched, rng

@@ -164,7 +164,7 @@ class Recipe:
     """What a recipe gives the :class:`Trainer`: its optimizer, its batches, its loss and its validation.
 
     A subclass sets ``optimizer`` and, when it has them, ``scheduler`` (stepped after every optimizer step, or
-    after every epoch when ``schedule`` is ``"epoch"``) and ``clip`` (parameters, maximum gradient norm), and
+    after every epoch when ``scheduler_every`` is ``"epoch"``) and ``clip`` (parameters, maximum gradient norm), and
     implements :meth:`steps`, :meth:`batches` and :meth:`loss`. A step-driven recipe (a trainer with a
     :class:`Schedule`) implements :meth:`batches` (``batches(0)`` yields without end), :meth:`loss`,
     :meth:`learning_rate`, :meth:`terms`, :meth:`payload` and :meth:`describe`.
@@ -172,7 +172,7 @@ class Recipe:
 
     optimizer: torch.optim.Optimizer
     scheduler: Any = None
-    schedule: str = "step"
+    scheduler_every: str = "step"
     clip: tuple[list[torch.nn.Parameter], float] | None = None
 
     def steps(self, epoch: int) -> int:
@@ -235,13 +235,14 @@ def optimizer_step(recipe: Recipe, batch) -> tuple[float, float]:
     if recipe.clip is not None:
         torch.nn.utils.clip_grad_norm_(*recipe.clip)
     recipe.optimizer.step()
-    if recipe.scheduler is not None and recipe.schedule == "step":
+    if recipe.scheduler is not None and recipe.scheduler_every == "step":
         recipe.scheduler.step()
     return loss.item(), n
 
 
 class Trainer:
-    """The epoch loop of a recipe (see the module docstring).
+    """The training loop of a recipe, epoch after epoch or, with a :class:`Schedule`, step after step (see the
+    module docstring).
 
     Parameters
     ----------
@@ -366,7 +367,7 @@ class Trainer:
             progress.desc = f"{label} loss {total / weight:.3f}"
             progress.update()
         progress.close()
-        if recipe.scheduler is not None and recipe.schedule == "epoch":
+        if recipe.scheduler is not None and recipe.scheduler_every == "epoch":
             recipe.scheduler.step()
         return recipe.end_epoch(epoch, total / weight)
 
