@@ -38,7 +38,7 @@ from voxanon.evaluation.privacy import evaluate_privacy
 from voxanon.models.speaker import load_encoder
 from voxanon.models.speaker.ecapa import EcapaConfig
 from voxanon.models.speaker.plda import BackendSettings, PldaBackend
-from voxanon.training.asv import TrainConfig
+from voxanon.training.asv import AsvSettings
 from voxanon.training.finetune import FinetuneSettings
 
 SETS = ("train", "dev_enrolls", "dev_trials_f", "dev_trials_m", "test_enrolls", "test_trials_f", "test_trials_m")
@@ -49,11 +49,11 @@ def _summary(result) -> dict:
             **{f"ci_{g}": [m.eer_ci.low, m.eer_ci.high] for g, m in result.by_gender.items()}}
 
 
-def ecapa_recipes(args) -> dict[str, TrainConfig]:
+def ecapa_recipes(args) -> dict[str, AsvSettings]:
     """Rung (c)'s recipes; ``--vpc-step-size 0`` scales the VPC's cyclic LR to the corpus as the benchmark does
     (a half cycle per epoch, :func:`voxanon.evaluation.ladder.rung_training`)."""
-    return {"c-small": TrainConfig(model=EcapaConfig(), epochs=args.ecapa_epochs),
-            "c-vpc": TrainConfig.vpc(epochs=args.ecapa_epochs, step_size=args.vpc_step_size or None,
+    return {"c-small": AsvSettings(model=EcapaConfig(), epochs=args.ecapa_epochs),
+            "c-vpc": AsvSettings.vpc(epochs=args.ecapa_epochs, step_size=args.vpc_step_size or None,
                                      cycle_epochs=2.0)}
 
 

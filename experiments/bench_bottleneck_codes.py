@@ -37,13 +37,14 @@ from voxanon.models.asr.ctc import greedy_decode, pad
 from voxanon.training.acoustic_features import Extractor, default_cache_dir, extract
 from voxanon.training.asrbn import hold_out
 from voxanon.training.bottleneck import (
-    BottleneckEpoch,
+    BottleneckRecipe,
     BottleneckSettings,
     Utterances,
     read_todo,
     validate,
 )
 from voxanon.training.phone_targets import align_utterances
+from voxanon.training.trainer import Budget, Trainer
 
 
 def kmeans_net(spec: str, targets: str) -> BottleneckCtc:
@@ -61,8 +62,8 @@ def kmeans_net(spec: str, targets: str) -> BottleneckCtc:
     return net
 
 
-class FixedCodes(BottleneckEpoch):
-    """An epoch that leaves the codebook as it is (no re-seeding of unused codewords)."""
+class FixedCodes(BottleneckRecipe):
+    """A recipe that leaves the codebook as it is (no re-seeding of unused codewords)."""
 
     def reseed(self, unused: torch.Tensor, gen: torch.Generator) -> int:
         return 0
@@ -109,9 +110,10 @@ def main() -> None:
     train = utterances(extract(train_todo, extractor, settings.n_perturb)[0], texts, net, alignments, rate)
     valid = utterances(extract(valid_todo, extractor, 0)[0], texts, net, alignments, rate)
     opt = torch.optim.Adam([p for p in net.parameters() if p.requires_grad], lr=settings.lr)
-    epoch_fn, log = FixedCodes(net, opt, train, settings, "cpu"), []
+    recipe, log = FixedCodes(net, opt, train, valid, settings, "cpu"), []
+    trainer = Trainer(Budget(args.epochs), state={})
     for epoch in range(1, args.epochs + 1):
-        record = {"epoch": epoch, **epoch_fn(epoch), **validate(net, valid, "cpu")}
+        record = {"epoch": epoch, **trainer.train_epoch(recipe, epoch), **recipe.scores[epoch]}
         log.append(record)
         print(json.dumps(record), flush=True)
     real = utterances(extract(real_todo, extractor, 0)[0], data.text, net, alignments, rate)

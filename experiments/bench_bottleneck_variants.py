@@ -100,7 +100,7 @@ def variant(name: str):
 
             stack.enter_context(mock.patch.object(bottleneck.BottleneckCtc, "__init__", context_init))
             stack.enter_context(mock.patch.object(training, "initial_codebook", initial_codebook))
-            stack.enter_context(mock.patch.object(training.BottleneckEpoch, "reseed", reseed))
+            stack.enter_context(mock.patch.object(training.BottleneckRecipe, "reseed", reseed))
         yield
 
 

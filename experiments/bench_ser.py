@@ -24,7 +24,7 @@ from voxanon.audio.synthetic import speech_like
 from voxanon.models.ser import load_ser
 from voxanon.models.ser.compact import CompactSER, CompactSERNet
 from voxanon.models.ser.features import LogMel
-from voxanon.training.ser import fit
+from voxanon.training.ser import CompactSerSettings, train_ser
 
 SR = 16000
 IEMOCAP_TRAIN_UTTS, EPOCHS = 4400, 15
@@ -81,9 +81,9 @@ def main() -> None:
     targets = [i % 4 for i in range(len(feats))]
     with tempfile.TemporaryDirectory() as tmp:
         # steady-state epoch time: (3 epochs - 1 epoch) / 2, after a warm-up run
-        fit(feats, targets, Path(tmp) / "warm.pt", epochs=1, quiet=True)
-        one = timed(lambda: fit(feats, targets, Path(tmp) / "a.pt", epochs=1, quiet=True))
-        three = timed(lambda: fit(feats, targets, Path(tmp) / "b.pt", epochs=3, quiet=True))
+        train_ser(feats, targets, Path(tmp) / "warm.pt", CompactSerSettings(epochs=1), quiet=True)
+        one = timed(lambda: train_ser(feats, targets, Path(tmp) / "a.pt", CompactSerSettings(epochs=1), quiet=True))
+        three = timed(lambda: train_ser(feats, targets, Path(tmp) / "b.pt", CompactSerSettings(epochs=3), quiet=True))
         t_epoch = ((three[0] - one[0]) / 2, (three[1] - one[1]) / 2)
         if args.w2v2_utts:
             ref = wav2vec2_base_ser(Path(tmp) / "w2v2")

@@ -59,11 +59,12 @@ from voxanon.models.speaker import load_encoder
 from voxanon.models.speaker.ecapa import EcapaConfig
 from voxanon.models.speaker.ecapa_ssl import EcapaSsl, EcapaSslEncoder, EcapaTdnnSsl
 from voxanon.training.ecapa_ssl import (
-    FinetuneConfig,
-    FinetuneEpoch,
+    EcapaSslRecipe,
+    EcapaSslSettings,
     KitBatches,
     training_objects,
 )
+from voxanon.training.trainer import optimizer_step
 
 #: hours of audio per kit set family (original side), with where each comes from (see docs/vpc.md)
 DATA_HOURS = {
@@ -173,22 +174,22 @@ def train_step(model, seconds: float, batch: int, repeats: int, tmp: Path) -> tu
     for u in utts:
         spk2utt.setdefault(u.split("-")[0], []).append(u)
     (folder / "spk2utt").write_text("".join(f"{s} {' '.join(us)}\n" for s, us in spk2utt.items()))
-    cfg = FinetuneConfig(batch_size=batch, cache_gb=0.0)  # nothing kept: every step runs WavLM, as on the full set
+    cfg = EcapaSslSettings(batch_size=batch, cache_gb=0.0)  # nothing kept: every step runs WavLM, as on the full set
     batches = KitBatches(read_data_dir(folder), model, cfg, "cpu")
     classifier, optimizer, scheduler = training_objects(model, N_SPEAKERS, cfg)
     labels = np.array([int(u.split("-")[0]) - 1000 for u in utts])
-    epoch = FinetuneEpoch(batches, classifier, optimizer, scheduler, np.random.default_rng(cfg.seed),
-                          (utts, labels), (utts, labels), tmp, "", quiet=True)
+    recipe = EcapaSslRecipe(batches, classifier, optimizer, np.random.default_rng(cfg.seed), (utts, labels),
+                            (utts, labels), tmp, "", scheduler)
     model.wavlm.eval()
     model.ecapa.train()
-    epoch.step(utts, labels)  # warm-up
+    optimizer_step(recipe, (utts, labels))  # warm-up
     times = []
     for _ in range(repeats):
         start = time.process_time()
-        epoch.step(utts, labels)
+        optimizer_step(recipe, (utts, labels))
         times.append(time.process_time() - start)
     with FlopCounterMode(display=False) as counter:
-        epoch.step(utts, labels)
+        optimizer_step(recipe, (utts, labels))
     return statistics.median(times), counter.get_total_flops() / 1e9
 
 
@@ -216,7 +217,7 @@ def main() -> None:
     torch.set_num_threads(1)
     hours = kit_hours(args.data) if args.data else dict(DATA_HOURS)
     libri = hours["libri_enrolls"] + hours["libri_trials"]
-    cfg = FinetuneConfig()
+    cfg = EcapaSslSettings()
     # one example per whole 3 s chunk of each utterance (about half a chunk lost per utterance), 90 % trained
     chunks = (hours["train-clean-360"] * 3600 - TRAIN_UTTS * cfg.chunk_seconds / 2) / cfg.chunk_seconds
     steps = cfg.epochs * chunks / cfg.batch_size  # training steps plus validation batches (taken at a step's cost)

@@ -8,7 +8,7 @@ from voxanon.data.kaldi import DataError
 from voxanon.evaluation.attacker_training import train_attacker, train_ecapa
 from voxanon.evaluation.dev_selection import dev_eer
 from voxanon.models.speaker import load_encoder
-from voxanon.training.asv import TrainConfig, split_utterances
+from voxanon.training.asv import AsvSettings, split_utterances
 
 torch.set_num_threads(1)
 
@@ -17,7 +17,7 @@ def test_train_ecapa_selects_on_dev_trials(tmp_path):
     train = make_corpus(tmp_path / "train", n_spk=4, n_utt=4, dur=0.6)
     dev = make_corpus(tmp_path / "dev", n_spk=4, n_utt=4, dur=0.6)
     enroll, trials = trial_dirs(tmp_path, dev)
-    cfg = TrainConfig(model=TINY_ECAPA, epochs=2, batch_size=8, chunk_seconds=0.5, val_fraction=0.25)
+    cfg = AsvSettings(model=TINY_ECAPA, epochs=2, batch_size=8, chunk_seconds=0.5, val_fraction=0.25)
     best, log = train_ecapa(train, enroll, [trials], cfg, tmp_path / "out", seed=3, quiet=True)
     assert [h["epoch"] for h in log] == [1, 2] and all({"loss", "val_eer"} <= set(h) for h in log)
     chosen = torch.load(best, weights_only=True)
@@ -29,7 +29,7 @@ def test_dev_trials_need_no_held_out_training_utterances(tmp_path):
     # two utterances a speaker (the Kokoro corpus's small size) leave no validation split at 10 %
     train = make_corpus(tmp_path / "train", n_spk=4, n_utt=2, dur=0.6)
     enroll, trials = trial_dirs(tmp_path, make_corpus(tmp_path / "dev", n_spk=4, n_utt=4, dur=0.6))
-    cfg = TrainConfig(model=TINY_ECAPA, epochs=1, batch_size=8, chunk_seconds=0.5)
+    cfg = AsvSettings(model=TINY_ECAPA, epochs=1, batch_size=8, chunk_seconds=0.5)
     assert split_utterances(train, cfg.val_fraction, 0)[1] == []
     with pytest.raises(DataError, match="no validation utterances"):
         train_attacker(train, tmp_path / "alone", cfg, quiet=True)

@@ -45,10 +45,10 @@ from voxanon.models.asr.ctc import (
     text_to_ids,
 )
 from voxanon.training import ctc
-from voxanon.training.ctc import CtcRecipe
+from voxanon.training.ctc import CtcSettings
 
 #: a small, fast head on frozen Whisper features, made to overfit (no dropout, no masks, one utterance a step)
-TINY = CtcRecipe("whisper-tiny:4", hidden=128, layers=1, dropout=0.0, epochs=60, batch_size=1, lr=3e-3,
+TINY = CtcSettings("whisper-tiny:4", hidden=128, layers=1, dropout=0.0, epochs=60, batch_size=1, lr=3e-3,
                  time_masks=0, feature_masks=0)
 
 

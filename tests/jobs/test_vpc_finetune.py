@@ -13,7 +13,7 @@ from voxanon.errors import ConfigError, DataError
 from voxanon.jobs.vpc import finetune_kit_asv, run_vpc
 from voxanon.models.speaker import load_encoder
 from voxanon.models.speaker.ecapa_ssl import read_ecapa_state
-from voxanon.training.ecapa_ssl import FinetuneConfig
+from voxanon.training.ecapa_ssl import EcapaSslSettings
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -27,7 +27,7 @@ def test_the_kit_recipe_on_the_kit_tree(tmp_path, tree):
     """The kit's chunk and crop lengths (3 s, 10 s) on the tree's 3 s utterances; the evaluator loads the result."""
     data, exp = tree
     layout = find_kit_layout(data, "2026", SUFFIX)
-    res = finetune_kit_asv(layout, f"ecapa_ssl:{exp / 'asv_ssl'}", tmp_path / "ft", FinetuneConfig(batch_size=8),
+    res = finetune_kit_asv(layout, f"ecapa_ssl:{exp / 'asv_ssl'}", tmp_path / "ft", EcapaSslSettings(batch_size=8),
                            quiet=True)
     speakers = 4
     assert res["speakers"] == speakers and res["epoch"] == 2 and res["val_chunks"] == speakers
@@ -50,7 +50,7 @@ def test_bad_inputs(tmp_path, tree):
         finetune_kit_asv(layout, "speechbrain:x.ckpt", tmp_path / "o")
     # the default output, exp/asv_anon<suffix>, holds the tree's own model: not overwritten, not shadowing
     with pytest.raises(ConfigError, match=f"asv_anon{SUFFIX} already holds an embedding_model.ckpt"):
-        run_vpc(data, tmp_path / "out", suffix=SUFFIX, exp=exp, quiet=True, finetune=FinetuneConfig(batch_size=8))
+        run_vpc(data, tmp_path / "out", suffix=SUFFIX, exp=exp, quiet=True, finetune=EcapaSslSettings(batch_size=8))
 
 
 def test_fine_tuning_options_need_finetune_asv(tmp_path, tree, capsys):

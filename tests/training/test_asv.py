@@ -12,7 +12,7 @@ from voxanon.models.speaker import load_encoder
 from voxanon.models.speaker.ecapa import EcapaConfig
 from voxanon.training.asv import (
     AAMSoftmax,
-    TrainConfig,
+    AsvSettings,
     sample_chunks,
     split_utterances,
 )
@@ -22,7 +22,7 @@ torch.set_num_threads(1)
 
 
 def _cfg(epochs):
-    return TrainConfig(model=TINY_ECAPA, epochs=epochs, batch_size=16, chunk_seconds=1.0, chunks_per_utt=2,
+    return AsvSettings(model=TINY_ECAPA, epochs=epochs, batch_size=16, chunk_seconds=1.0, chunks_per_utt=2,
                        val_fraction=0.25, lr_max=5e-3, cycle_epochs=4)
 
 
@@ -41,9 +41,9 @@ def test_training_learns_and_resumes(tmp_path):
 
 def test_resume_is_exact(tmp_path):
     data = make_corpus(tmp_path / "data", n_spk=3, n_utt=4, dur=0.6)
-    cfg = TrainConfig(model=TINY_ECAPA, epochs=2, batch_size=8, chunk_seconds=0.5, val_fraction=0.5)
+    cfg = AsvSettings(model=TINY_ECAPA, epochs=2, batch_size=8, chunk_seconds=0.5, val_fraction=0.5)
     straight = train_attacker(data, tmp_path / "a", cfg, quiet=True)
-    train_attacker(data, tmp_path / "b", TrainConfig(**{**cfg.__dict__, "epochs": 1}), quiet=True)
+    train_attacker(data, tmp_path / "b", AsvSettings(**{**cfg.__dict__, "epochs": 1}), quiet=True)
     resumed = train_attacker(data, tmp_path / "b", cfg, quiet=True)
     assert resumed["history"] == straight["history"]
     a = torch.load(tmp_path / "a" / "last.pt", weights_only=True)["states"]["model"]
@@ -53,7 +53,7 @@ def test_resume_is_exact(tmp_path):
 
 def test_short_utterances_tiled_and_reported(tmp_path, capsys):
     data = make_corpus(tmp_path / "data", n_spk=2, n_utt=4, dur=0.3)
-    cfg = TrainConfig(model=TINY_ECAPA, epochs=1, batch_size=8, chunk_seconds=0.5, val_fraction=0.5)
+    cfg = AsvSettings(model=TINY_ECAPA, epochs=1, batch_size=8, chunk_seconds=0.5, val_fraction=0.5)
     res = train_attacker(data, tmp_path / "o", cfg)
     assert len(res["short_utts_tiled"]) == 4
     assert "shorter than 0.5 s are tiled" in capsys.readouterr().out
@@ -70,7 +70,7 @@ def test_corrupt_resume_checkpoint(tmp_path):
     (tmp_path / "o").mkdir()
     (tmp_path / "o" / "last.pt").write_bytes(b"garbage")
     with pytest.raises(CheckpointError, match="last.pt cannot be read"):
-        train_attacker(data, tmp_path / "o", TrainConfig(model=TINY_ECAPA, epochs=1, chunk_seconds=0.5,
+        train_attacker(data, tmp_path / "o", AsvSettings(model=TINY_ECAPA, epochs=1, chunk_seconds=0.5,
                                                         val_fraction=0.5), quiet=True)
 
 
@@ -93,9 +93,9 @@ def test_aam_margin_raises_loss():
 
 
 def test_vpc_recipe_settings():
-    cfg = TrainConfig.vpc()
+    cfg = AsvSettings.vpc()
     assert cfg.model.channels == (512, 512, 512, 512, 1536)
     assert (cfg.model.attention_channels, cfg.model.se_channels, cfg.model.padding_mode) == (128, 128, "reflect")
     assert (cfg.batch_size, cfg.lr_min, cfg.lr_max, cfg.weight_decay, cfg.step_size) == (256, 1e-8, 1e-2, 2e-6, 65000)
     assert EcapaConfig.full().channels[0] == 1024  # speechbrain's VoxCeleb model, not the VPC attacker
-    assert TrainConfig.vpc(step_size=7).step_size == 7
+    assert AsvSettings.vpc(step_size=7).step_size == 7

@@ -32,7 +32,7 @@ from voxanon.models.asr.bottleneck import (
 from voxanon.models.asr.ctc import greedy_decode, pad, text_to_ids
 from voxanon.training.acoustic_features import UttFeatures
 from voxanon.training.bottleneck import (
-    BottleneckEpoch,
+    BottleneckRecipe,
     BottleneckSettings,
     Utterances,
     read_todo,
@@ -117,11 +117,11 @@ def test_phone_frames_are_scored_by_cross_entropy_and_frame_error():
     assert len(data) == 2 and data.targets[1].tolist() == [SIL, SIL] + [PHONES.index("S")] * 5
     assert data.targets[0].tolist() == [PHONES.index("AA")] * 5 + [SIL] * 7
     # the loss: mean cross-entropy over the 19 real frames, padding ignored
-    epoch = BottleneckEpoch(net, torch.optim.SGD(net.parameters(), lr=0.1), data, BottleneckSettings(), "cpu")
+    recipe = BottleneckRecipe(net, torch.optim.SGD(net.parameters(), lr=0.1), data, data, BottleneckSettings(), "cpu")
     log_probs, out_len, _, _ = net(*pad(data.content))
     by_hand = -torch.cat([log_probs[i, torch.arange(len(t)), torch.as_tensor(t)]
                           for i, t in enumerate(data.targets)]).mean()
-    assert torch.allclose(epoch.head_loss(log_probs, out_len, data.targets), by_hand)
+    assert torch.allclose(recipe.head_loss(log_probs, out_len, data.targets), by_hand)
     # the error rate: the share of frames whose best phone is wrong
     net.eval()
     wrong = sum(int((net(*pad([c]))[0][0].argmax(-1) != torch.as_tensor(t)).sum())

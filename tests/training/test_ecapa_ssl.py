@@ -19,10 +19,10 @@ from voxanon.models.speaker.ecapa_ssl import (
     standardize,
 )
 from voxanon.training.ecapa_ssl import (
-    FinetuneConfig,
+    EcapaSslSettings,
     KitBatches,
-    finetune_ecapa_ssl,
     load_pretrained,
+    train_ecapa_ssl,
 )
 from voxanon.training.trainer import CheckpointError
 
@@ -47,7 +47,8 @@ def corpus(tmp_path_factory):
 
 
 def test_loss_falls_and_the_result_loads_as_the_kits_layout(tmp_path, pretrained, corpus):
-    res = finetune_ecapa_ssl(corpus, pretrained, tmp_path / "ft", FinetuneConfig(epochs=8, **SMALL), quiet=True)
+    res = train_ecapa_ssl(corpus, tmp_path / "ft", EcapaSslSettings(epochs=8, **SMALL), pretrained=pretrained,
+                          quiet=True)
     hist = res["history"]
     assert [h["epoch"] for h in hist] == list(range(1, 9))
     assert res["train_chunks"] == 40 and res["val_chunks"] == 8 and res["steps_per_epoch"] == 5
@@ -77,8 +78,8 @@ def test_loss_falls_and_the_result_loads_as_the_kits_layout(tmp_path, pretrained
 
 
 def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path, pretrained, corpus, monkeypatch):
-    cfg = FinetuneConfig(epochs=2, cache_gb=0, **{**SMALL, "augment": True})  # the dropout draws resume too
-    straight = finetune_ecapa_ssl(corpus, pretrained, tmp_path / "a", cfg, quiet=True)
+    cfg = EcapaSslSettings(epochs=2, cache_gb=0, **{**SMALL, "augment": True})  # the dropout draws resume too
+    straight = train_ecapa_ssl(corpus, tmp_path / "a", pretrained=pretrained, settings=cfg, quiet=True)
     calls, real = [0], KitBatches.__call__
 
     def dies_in_epoch_2(self, *args):
@@ -89,13 +90,13 @@ def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path, pretrained, co
 
     monkeypatch.setattr(KitBatches, "__call__", dies_in_epoch_2)
     with pytest.raises(KeyboardInterrupt):
-        finetune_ecapa_ssl(corpus, pretrained, tmp_path / "b", cfg, quiet=True)
+        train_ecapa_ssl(corpus, tmp_path / "b", pretrained=pretrained, settings=cfg, quiet=True)
     monkeypatch.setattr(KitBatches, "__call__", real)
     assert not (tmp_path / "b" / "CKPT+2").exists()
     assert len((tmp_path / "b" / "train_log.txt").read_text().splitlines()) == 1
     counted = KitBatches.chunk_count
     monkeypatch.setattr(KitBatches, "chunk_count", lambda self, utt: pytest.fail("counted again"))
-    resumed = finetune_ecapa_ssl(corpus, pretrained, tmp_path / "b", cfg, quiet=True)   # the saved counts serve
+    resumed = train_ecapa_ssl(corpus, tmp_path / "b", cfg, pretrained=pretrained, quiet=True)   # the saved counts serve
     monkeypatch.setattr(KitBatches, "chunk_count", counted)
     assert [h["epoch"] for h in resumed["history"]] == [1, 2]
     assert resumed["history"] == straight["history"]
@@ -106,9 +107,10 @@ def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path, pretrained, co
 
 
 def test_keeping_in_memory_changes_only_the_speed(tmp_path, pretrained, corpus):
-    kept = finetune_ecapa_ssl(corpus, pretrained, tmp_path / "kept", FinetuneConfig(epochs=2, **SMALL), quiet=True)
-    streamed = finetune_ecapa_ssl(corpus, pretrained, tmp_path / "streamed",
-                                  FinetuneConfig(epochs=2, cache_gb=0, **SMALL), quiet=True)
+    kept = train_ecapa_ssl(corpus, tmp_path / "kept", EcapaSslSettings(epochs=2, **SMALL), pretrained=pretrained,
+                           quiet=True)
+    streamed = train_ecapa_ssl(corpus, tmp_path / "streamed", EcapaSslSettings(epochs=2, cache_gb=0, **SMALL),
+                               pretrained=pretrained, quiet=True)
     for a, b in zip(kept["history"], streamed["history"]):
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-4)
         assert a["val_loss"] == pytest.approx(b["val_loss"], rel=1e-4)
@@ -126,7 +128,7 @@ def test_batches_follow_the_kit(tmp_path, pretrained):
     data = DataDir(wav_scp={u: str(tmp_path / f"{u}.wav") for u in ("long", "short")},
                    utt2spk={"long": "a", "short": "b"}, path=tmp_path)
     model, _, _ = load_pretrained(pretrained)
-    batches = KitBatches(data, model, FinetuneConfig(**SMALL), "cpu")
+    batches = KitBatches(data, model, EcapaSslSettings(**SMALL), "cpu")
     assert batches.chunk_count("long") == 3 and batches.chunk_count("short") == 1
     seen = []
     real = batches._wavlm
@@ -155,37 +157,37 @@ def test_batches_follow_the_kit(tmp_path, pretrained):
 
 
 def test_bad_inputs_are_named(tmp_path, pretrained, corpus):
-    cfg = FinetuneConfig(epochs=1, **SMALL)
+    cfg = EcapaSslSettings(epochs=1, **SMALL)
     with pytest.raises(EncoderError, match="not found"):
-        finetune_ecapa_ssl(corpus, tmp_path / "nowhere", tmp_path / "o", cfg, quiet=True)
+        train_ecapa_ssl(corpus, tmp_path / "o", pretrained=tmp_path / "nowhere", settings=cfg, quiet=True)
     wrong = tmp_path / "wrong"                                 # a speechbrain ECAPA (the 2024 model) beside WavLM
     wrong.mkdir()
     torch.save(speechbrain_state_dict(**SMALL_ECAPA), wrong / "embedding_model.ckpt")
     (wrong / "WavLM-Large.pt").write_bytes((pretrained / "WavLM-Large.pt").read_bytes())
     with pytest.raises(EncoderError, match="weighted_sum.layer_weights"):
-        finetune_ecapa_ssl(corpus, wrong, tmp_path / "o", cfg, quiet=True)
+        train_ecapa_ssl(corpus, tmp_path / "o", pretrained=wrong, settings=cfg, quiet=True)
     one = DataDir(wav_scp=dict(list(corpus.wav_scp.items())[:3]), utt2spk=dict(list(corpus.utt2spk.items())[:3]))
     with pytest.raises(DataError, match="1 speaker"):
-        finetune_ecapa_ssl(one, pretrained, tmp_path / "o", cfg, quiet=True)
+        train_ecapa_ssl(one, tmp_path / "o", pretrained=pretrained, settings=cfg, quiet=True)
     with pytest.raises(DataError, match="no training chunk"):
-        finetune_ecapa_ssl(corpus, pretrained, tmp_path / "o", FinetuneConfig(**{**SMALL, "chunk_seconds": 2.0}),
-                           quiet=True)
+        train_ecapa_ssl(corpus, tmp_path / "o", EcapaSslSettings(**{**SMALL, "chunk_seconds": 2.0}),
+                        pretrained=pretrained, quiet=True)
     with pytest.raises(ConfigError, match="fewer than one batch"):
-        finetune_ecapa_ssl(corpus, pretrained, tmp_path / "o", FinetuneConfig(**{**SMALL, "batch_size": 64}),
-                           quiet=True)
+        train_ecapa_ssl(corpus, tmp_path / "o", EcapaSslSettings(**{**SMALL, "batch_size": 64}),
+                        pretrained=pretrained, quiet=True)
     with pytest.raises(ConfigError, match="lr_min"):
-        FinetuneConfig(lr=0.01, lr_min=0.1)
+        EcapaSslSettings(lr=0.01, lr_min=0.1)
     (tmp_path / "kit").mkdir()
     (tmp_path / "kit" / "embedding_model.ckpt").write_bytes(b"")
     with pytest.raises(ConfigError, match="already holds an embedding_model.ckpt"):
-        finetune_ecapa_ssl(corpus, pretrained, tmp_path / "kit", cfg, quiet=True)
+        train_ecapa_ssl(corpus, tmp_path / "kit", pretrained=pretrained, settings=cfg, quiet=True)
     (tmp_path / "kit_ft" / "CKPT+1").mkdir(parents=True)        # the kit's own fine-tuning output
     with pytest.raises(ConfigError, match="holds a fine-tuning voxanon did not write"):
-        finetune_ecapa_ssl(corpus, pretrained, tmp_path / "kit_ft", cfg, quiet=True)
+        train_ecapa_ssl(corpus, tmp_path / "kit_ft", pretrained=pretrained, settings=cfg, quiet=True)
 
 
 def test_other_settings_do_not_resume(tmp_path, pretrained, corpus):
-    finetune_ecapa_ssl(corpus, pretrained, tmp_path / "o", FinetuneConfig(epochs=1, **SMALL), quiet=True)
+    train_ecapa_ssl(corpus, tmp_path / "o", EcapaSslSettings(epochs=1, **SMALL), pretrained=pretrained, quiet=True)
     with pytest.raises(CheckpointError, match="other data or settings"):
-        finetune_ecapa_ssl(corpus, pretrained, tmp_path / "o", FinetuneConfig(epochs=2, **{**SMALL, "lr": 0.02}),
-                           quiet=True)
+        train_ecapa_ssl(corpus, tmp_path / "o", EcapaSslSettings(epochs=2, **{**SMALL, "lr": 0.02}),
+                        pretrained=pretrained, quiet=True)

@@ -6,7 +6,7 @@ import torch
 from voxanon.audio.synthetic import speech_like
 from voxanon.models.ser.features import LogMel
 from voxanon.training import trainer
-from voxanon.training.ser import fit
+from voxanon.training.ser import CompactSerSettings, train_ser
 
 SR = 16000
 
@@ -15,8 +15,8 @@ def test_resume_gives_the_same_model(tmp_path, monkeypatch):
     logmel = LogMel(SR)
     feats = [logmel([speech_like(0.5, SR, f0=100 + 40 * (i % 4), seed=i)])[0][0].half() for i in range(12)]
     targets = [i % 4 for i in range(12)]
-    kw = dict(epochs=3, batch_size=4, channels=16, crop_frames=40, quiet=True)
-    full = fit(feats, targets, tmp_path / "a.pt", **kw)
+    settings = CompactSerSettings(epochs=3, batch_size=4, channels=16, crop_frames=40)
+    full = train_ser(feats, targets, tmp_path / "a.pt", settings, quiet=True)
 
     real_save, calls = trainer.save_atomic, []
 
@@ -28,10 +28,10 @@ def test_resume_gives_the_same_model(tmp_path, monkeypatch):
 
     monkeypatch.setattr(trainer, "save_atomic", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        fit(feats, targets, tmp_path / "b.pt", **kw)
+        train_ser(feats, targets, tmp_path / "b.pt", settings, quiet=True)
     assert not (tmp_path / "b.pt").exists() and (tmp_path / "b.pt.partial").exists()
     monkeypatch.setattr(trainer, "save_atomic", real_save)
-    resumed = fit(feats, targets, tmp_path / "b.pt", **kw)
+    resumed = train_ser(feats, targets, tmp_path / "b.pt", settings, quiet=True)
     assert not (tmp_path / "b.pt.partial").exists()
     assert resumed.meta["losses"] == full.meta["losses"]
     for key, value in full.net.state_dict().items():

@@ -11,8 +11,9 @@ from voxanon.errors import ConfigError, ModelError
 from voxanon.training.trainer import (
     Budget,
     CheckpointError,
+    Recipe,
     Run,
-    StepTrainer,
+    Schedule,
     Trainer,
     TrainLog,
 )
@@ -40,30 +41,40 @@ def _recipe(out, epochs, *, kill_at=None, minutes=None, scores=None, identity=No
                       on_mismatch=on_mismatch, log=out / "log.jsonl", columns=COLUMNS, metric="val")
     trainer.resume()
     best = []
+    recipe = _Mlp(model, opt, sched, rng, x, y, kill_at, scores)
+    return trainer, model, best, lambda: trainer.run(recipe, lambda e, s: best.append((e, s)))
 
-    def train_epoch(epoch):
-        model.train()
-        total = 0.0
+
+class _Mlp(Recipe):
+    """Four batches of 16 per epoch, squared error; the LR schedule steps once per epoch."""
+
+    scheduler_every = "epoch"
+
+    def __init__(self, model, opt, sched, rng, x, y, kill_at, scores):
+        self.model, self.optimizer, self.scheduler, self.rng = model, opt, sched, rng
+        self.x, self.y, self.kill_at, self.scores = x, y, kill_at, scores
+
+    def steps(self, epoch):
+        return 4
+
+    def batches(self, epoch):
+        self.model.train()
         for step in range(4):
-            if epoch == kill_at and step == 2:
+            if epoch == self.kill_at and step == 2:
                 raise Killed
-            idx = rng.integers(len(x), size=16)
-            loss = ((model(torch.from_numpy(x[idx]))[:, 0] - torch.from_numpy(y[idx])) ** 2).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += loss.item()
-        sched.step()
-        return {"loss": total / 4}
+            idx = self.rng.integers(len(self.x), size=16)
+            yield torch.from_numpy(self.x[idx]), torch.from_numpy(self.y[idx])
 
-    def validate(epoch):
-        if scores is not None:
-            return scores[epoch - 1]
-        model.eval()
+    def loss(self, batch):
+        x, y = batch
+        return ((self.model(x)[:, 0] - y) ** 2).mean(), 1
+
+    def validate(self, epoch):
+        if self.scores is not None:
+            return self.scores[epoch - 1]
+        self.model.eval()
         with torch.no_grad():
-            return float(((model(torch.from_numpy(x))[:, 0] - torch.from_numpy(y)) ** 2).mean())
-
-    return trainer, model, best, lambda: trainer.run(train_epoch, validate, lambda e, s: best.append((e, s)))
+            return float(((self.model(torch.from_numpy(self.x))[:, 0] - torch.from_numpy(self.y)) ** 2).mean())
 
 
 def test_resume_after_a_kill_gives_the_same_weights_bit_for_bit(tmp_path):
@@ -147,8 +158,34 @@ def test_train_log_drops_records_past_the_resumed_counter(tmp_path):
     assert len((tmp_path / "log.jsonl").read_text().splitlines()) == 2
 
 
+class _StepMlp(Recipe):
+    """A step-driven recipe (as acoustic and ltf): an MLP on numpy-drawn batches at a fixed learning rate."""
+
+    def __init__(self, model, opt, rng):
+        self.model, self.optimizer, self.rng = model, opt, rng
+
+    def batches(self, epoch):
+        while True:
+            yield torch.from_numpy(self.rng.standard_normal((8, 4)).astype(np.float32))
+
+    def loss(self, batch):
+        return (self.model(batch)[:, 0] - batch.sum(1)).pow(2).mean(), 1
+
+    def learning_rate(self, step, progress):
+        return 1e-2
+
+    def terms(self, loss):
+        return {"train": loss}
+
+    def validate(self, step):
+        return 0.5
+
+    def payload(self):
+        return {"model": self.model.state_dict()}
+
+
 def _step_recipe(out, total_steps, *, log_every=2):
-    """A step-driven recipe (as acoustic and ltf): an MLP on numpy-drawn batches, checkpoint payload = its weights."""
+    """A step-driven run of :class:`_StepMlp`, checkpoint payload = its weights."""
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 1))
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
@@ -158,22 +195,14 @@ def _step_recipe(out, total_steps, *, log_every=2):
     run = Run(out, "cpu", torch.load(ckpt, weights_only=True) if ckpt.exists() else None)
     if run.resumed is not None:
         model.load_state_dict(run.resumed["model"])
-    trainer = StepTrainer(run, opt, rng, total_steps=total_steps, minutes=None, log_every=log_every,
-                          valid_every_s=0.0, checkpoint_every_s=1e9, valid_key="valid")
-
-    def step():
-        x = torch.from_numpy(rng.standard_normal((8, 4)).astype(np.float32))
-        loss = (model(x)[:, 0] - x.sum(1)).pow(2).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return 1e-2, {"train": loss.item()}
-
-    records = trainer.run(step, lambda: {"model": model.state_dict()}, validate=lambda: 0.5)
+    trainer = Trainer(Budget(steps=total_steps), state={"optimizer": opt}, rngs={"batches": rng}, checkpoint=ckpt,
+                      log=out / "train_log.jsonl", metric="valid", schedule=Schedule(log_every, 0.0, 1e9))
+    trainer.restore(run.resumed)
+    records = trainer.run(_StepMlp(model, opt, rng))
     return trainer, model, records
 
 
-def test_step_trainer_logs_every_n_steps_and_resumes_exactly(tmp_path):
+def test_a_step_driven_trainer_logs_every_n_steps_and_resumes_exactly(tmp_path):
     trainer, model_a, records = _step_recipe(tmp_path / "a", 5)
     assert trainer.step == 5 and [r["step"] for r in records] == [2, 4, 5]
     assert list(records[0]) == ["step", "train", "lr", "seconds", "valid"]

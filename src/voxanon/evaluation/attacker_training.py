@@ -16,13 +16,14 @@ from pathlib import Path
 from voxanon.data.kaldi import DataDir
 from voxanon.evaluation.dev_selection import as_data_dir, dev_eer
 from voxanon.evaluation.embeddings import vpc_normalize
-from voxanon.training.asv import TrainConfig, fit_ecapa
-from voxanon.training.finetune import FinetuneSettings, finetune_encoder
+from voxanon.training.asv import AsvSettings, train_asv
+from voxanon.training.finetune import FinetuneSettings, train_finetune
 
 
-def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig | None = None, *,
+def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: AsvSettings | None = None, *,
                    dev: tuple | None = None, device: str = "cpu", quiet: bool = False) -> dict:
-    """Train (or resume) the attacker ECAPA on ``data`` (:func:`~voxanon.training.asv.fit_ecapa`; ``cfg``: the small one).
+    """Train (or resume) the attacker ECAPA on ``data`` (:func:`~voxanon.training.asv.train_asv`; ``cfg``: the
+    small one).
 
     ``dev`` = (enrollment dir, [trial dirs]): the epoch's validation EER is then the mean per-gender EER on those
     dev trials, else on the held-out training utterances. Returns the training summary.
@@ -33,10 +34,11 @@ def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig |
     if dev is not None:
         def validate(model, epoch: int) -> float:
             return dev_eer(EcapaEncoder(model, name=f"training-epoch-{epoch}", device=device), *dev)
-    return fit_ecapa(data, out_dir, cfg or TrainConfig(), preprocess=vpc_normalize, validate=validate, device=device, quiet=quiet)
+    return train_asv(data, out_dir, cfg or AsvSettings(), preprocess=vpc_normalize, validate=validate,
+                     device=device, quiet=quiet)
 
 
-def train_ecapa(train_dir, dev_enroll, dev_trials: list, settings: TrainConfig, out_dir: str | os.PathLike, *,
+def train_ecapa(train_dir, dev_enroll, dev_trials: list, settings: AsvSettings, out_dir: str | os.PathLike, *,
                 seed: int = 0, device: str = "cpu", quiet: bool = False) -> tuple[Path, list[dict]]:
     """Rung (c) of the attacker ladder: ECAPA-TDNN from scratch, selected on the dev trials.
 
@@ -56,9 +58,9 @@ def train_finetuned(encoder: str, train_dir, dev_enroll, dev_trials: list, setti
     ``train_dir``, selected on the dev trials.
 
     Returns ``OUT/best.pt`` (usable as ``<encoder>:OUT/best.pt``) and the log
-    (:func:`~voxanon.training.finetune.finetune_encoder`).
+    (:func:`~voxanon.training.finetune.train_finetune`).
     """
     dev = (as_data_dir(dev_enroll), [as_data_dir(t) for t in dev_trials])
-    return finetune_encoder(encoder, as_data_dir(train_dir), settings, out_dir,
-                            validate=lambda model: dev_eer(model, *dev), preprocess=vpc_normalize, seed=seed,
-                            device=device, quiet=quiet)
+    return train_finetune(as_data_dir(train_dir), out_dir, replace(settings, seed=seed), encoder=encoder,
+                          validate=lambda model: dev_eer(model, *dev), preprocess=vpc_normalize, device=device,
+                          quiet=quiet)

@@ -24,7 +24,7 @@ from voxanon.models.asr.base import AsrError
 from voxanon.models.asr.ctc import Frontend, load_frontend
 from voxanon.models.checkpoint import load_checkpoint
 from voxanon.progress import Progress
-from voxanon.training.ctc import CtcRecipe, fit_ctc
+from voxanon.training import ctc
 
 MODEL_FILE = "model.pt"
 
@@ -61,7 +61,7 @@ def trained_summary(out_dir: str | os.PathLike) -> dict | None:
     return load_checkpoint(path, "CTC model", AsrError)["meta"] if path.is_file() else None
 
 
-def train_ctc(data_dir: str | os.PathLike, out_dir: str | os.PathLike, recipe: CtcRecipe, *,
+def train_ctc(data_dir: str | os.PathLike, out_dir: str | os.PathLike, recipe: ctc.CtcSettings, *,
               cache_dir: str | os.PathLike, device: str = "cpu", quiet: bool = False) -> dict:
     """Train ``recipe`` on the utterances (``wav.scp`` + ``text``) of ``data_dir`` into ``out_dir/model.pt``.
 
@@ -80,7 +80,8 @@ def train_ctc(data_dir: str | os.PathLike, out_dir: str | os.PathLike, recipe: C
     if not feats:
         raise AsrError(f"{data_dir}: no utterance to train a CTC model on ({len(missing)} without text, "
                        f"{len(failed)} unreadable)")
-    summary = fit_ctc(list(feats.values()), [data.text[u] for u in feats], out_dir, recipe, device=device,
-                      meta={"data_dir": str(data_dir), "left_out_utterances": {**missing, **failed}}, quiet=quiet)
+    summary = ctc.train_ctc(list(feats.values()), [data.text[u] for u in feats], out_dir, recipe, device=device,
+                            meta={"data_dir": str(data_dir), "left_out_utterances": {**missing, **failed}},
+                            quiet=quiet)
     (Path(out_dir) / "train_summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     return summary

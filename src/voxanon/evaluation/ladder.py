@@ -73,7 +73,7 @@ class LadderSettings:
     rung: str
     split: str
     encoder: str | None
-    training: Any  # BackendTraining (a), FinetuneSettings (b) or TrainConfig (c)
+    training: Any  # BackendTraining (a), FinetuneSettings (b) or AsvSettings (c)
     n_boot: int
     seed: int
 
@@ -84,7 +84,7 @@ def rung_training(rung: str, run: RunSettings) -> Any:
     Rung (c) with the ``vpc`` recipe keeps every VPC 2024 hyper-parameter but
     scales the cyclic learning rate to the corpus (a half cycle per epoch):
     the VPC's 65 000-step half cycle never leaves 1e-8 on a corpus of a few
-    steps per epoch (see :meth:`TrainConfig.vpc`).
+    steps per epoch (see :meth:`AsvSettings.vpc`).
     """
     if rung == AA_BACKEND:
         from voxanon.evaluation.backend_attacker import BackendTraining
@@ -95,12 +95,12 @@ def rung_training(rung: str, run: RunSettings) -> Any:
 
         return FinetuneSettings(epochs=run.finetune_epochs)
     if rung == AA_SEMI:
-        from voxanon.training.asv import TrainConfig
+        from voxanon.training.asv import AsvSettings
 
         if run.ecapa_recipe == "small":
-            return TrainConfig(epochs=run.attacker_epochs)
+            return AsvSettings(epochs=run.attacker_epochs)
         if run.ecapa_recipe == "vpc":
-            return TrainConfig.vpc(epochs=run.attacker_epochs, step_size=None, cycle_epochs=2.0)
+            return AsvSettings.vpc(epochs=run.attacker_epochs, step_size=None, cycle_epochs=2.0)
         raise ConfigError(f"unknown ECAPA recipe {run.ecapa_recipe!r}; choose from {', '.join(ECAPA_RECIPES)}")
     raise ConfigError(f"unknown attacker rung {rung!r}; choose from {', '.join(RUNGS)}")
 

@@ -182,7 +182,7 @@ def asr_learnability(anonymized_train: str | os.PathLike, original_train: str | 
         together, and each alone in ``per_fold``.
     models_dir, reference_dir : path
         Receive the anonymized-trained and the original-trained model (a finished one is reused).
-    recipe : voxanon.models.asr.ctc.CtcRecipe
+    recipe : voxanon.training.ctc.CtcSettings
     cache_dir : path
         Front-end features (``features/``) and hypotheses (``asr/``), shared between runs.
     synthetic : bool

@@ -47,7 +47,7 @@ from voxanon.models.ser import EmotionRecognizer, SERError, load_ser
 from voxanon.models.ser.compact import CompactSER
 from voxanon.models.ser.features import LogMel
 from voxanon.progress import Progress
-from voxanon.training.ser import fit
+from voxanon.training.ser import CompactSerSettings, train_ser
 
 SMOKE_TEST_MESSAGE = ("Offline data has no real emotional speech; the offline corpus's acted prosodic "
                       "styles are a smoke test only: these UARs say nothing about emotion preservation.")
@@ -189,10 +189,11 @@ def train_folds(data_dir: str | os.PathLike, out_dir: str | os.PathLike, *, fold
             if not quiet:
                 print(f"fold {fold}: {ckpt} exists, skipped")
             continue
-        fit([feats[u] for u in train_utts], [classes.index(labels[u]) for u in train_utts], ckpt, labels=classes,
-            epochs=epochs, batch_size=batch_size, channels=channels, seed=seed, desc=f"fold {fold}",
-            meta={"fold": fold, "train_speakers": train_spk, "data_dir": str(data_dir), "train_counts": counts},
-            quiet=quiet)
+        settings = CompactSerSettings(epochs=epochs, batch_size=batch_size, channels=channels, seed=seed)
+        train_ser([feats[u] for u in train_utts], [classes.index(labels[u]) for u in train_utts], ckpt, settings,
+                  labels=classes, desc=f"fold {fold}",
+                  meta={"fold": fold, "train_speakers": train_spk, "data_dir": str(data_dir), "train_counts": counts},
+                  quiet=quiet)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "train_report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report

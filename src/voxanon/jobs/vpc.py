@@ -47,12 +47,12 @@ def finetune_kit_asv(layout: KitLayout, pretrained: str, out: str | os.PathLike,
     """The 2026 semi-informed attacker: the pretrained ``ecapa_ssl`` fine-tuned on ``train-clean-360<suffix>``.
 
     ``pretrained`` is the kit's ``exp/asv_ssl`` (a path or an ``ecapa_ssl:PATH`` spec); ``cfg`` a
-    :class:`~voxanon.training.ecapa_ssl.FinetuneConfig` (default: the kit's settings);
+    :class:`~voxanon.training.ecapa_ssl.EcapaSslSettings` (default: the kit's settings);
     ``out`` gets the kit's ``CKPT+<epoch>`` layout and resumes an interrupted run. Returns the
     training summary.
     """
     from voxanon.data.kaldi import read_data_dir
-    from voxanon.training.ecapa_ssl import FinetuneConfig, finetune_ecapa_ssl
+    from voxanon.training.ecapa_ssl import EcapaSslSettings, train_ecapa_ssl
 
     if layout.edition != "2026":
         raise ConfigError(f"fine-tuning the ecapa_ssl attacker is the 2026 protocol, not {layout.edition}'s "
@@ -61,8 +61,8 @@ def finetune_kit_asv(layout: KitLayout, pretrained: str, out: str | os.PathLike,
     if not (train / "wav.scp").is_file():
         raise DataError(f"{train}: no anonymized training set (no wav.scp); anonymize {layout.root / TRAIN_360} "
                         f"with suffix {layout.suffix!r} first (voxanon anonymize ... --suffix {layout.suffix})")
-    return finetune_ecapa_ssl(read_data_dir(train), _ecapa_ssl_path(pretrained), out, cfg or FinetuneConfig(),
-                              device=device, quiet=quiet)
+    return train_ecapa_ssl(read_data_dir(train), out, cfg or EcapaSslSettings(), pretrained=_ecapa_ssl_path(pretrained),
+                           device=device, quiet=quiet)
 
 
 def _ecapa_ssl_path(spec: str) -> str:
@@ -86,7 +86,7 @@ def run_vpc(data: str | os.PathLike, out: str | os.PathLike, *, edition: str | N
     ``asv_anon`` to ``exp/asv_anon<suffix>`` when that folder exists (else no
     ``ASV_eval^anon`` block); ASR (``asr``: a ``load_asr`` spec, e.g.
     ``vpc2024:exp/asr``) and SER (``ser``: the kit's ``exp/ser``) run only when given.
-    With ``finetune`` (a :class:`~voxanon.training.ecapa_ssl.FinetuneConfig`, 2026 only) the
+    With ``finetune`` (a :class:`~voxanon.training.ecapa_ssl.EcapaSslSettings`, 2026 only) the
     pretrained ``asv`` is first fine-tuned into ``asv_anon`` (a folder; default
     ``exp/asv_anon<suffix>``), which is then the retrained attacker.
     """

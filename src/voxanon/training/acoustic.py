@@ -37,7 +37,7 @@ from voxanon.models.acoustic.networks import build_net, config_from_dict
 from voxanon.models.acoustic.vq import kmeans
 from voxanon.models.checkpoint import save_atomic
 from voxanon.training.acoustic_features import Extractor, UttFeatures, extract_dirs
-from voxanon.training.trainer import Run, StepTrainer
+from voxanon.training.trainer import Budget, Recipe, Run, Schedule, Trainer
 
 #: content frames drawn for a k-means codebook
 KMEANS_FRAMES = 20000
@@ -46,7 +46,7 @@ PRIOR_UTTERANCES = 300
 
 
 @dataclasses.dataclass(frozen=True)
-class TrainSettings:
+class AcousticSettings:
     """Optimisation settings (the network's sizes are an :class:`AcousticConfig`)."""
 
     minutes: float | None = 45.0
@@ -170,12 +170,57 @@ def resumed_net(run: Run, kind: str = "conv") -> tuple:
     return net, ModelSpecs(**run.resumed["specs"])
 
 
+@dataclasses.dataclass
+class AcousticRecipe(Recipe):
+    """The network's loss on random segments, gradient clipping at 1, a warm-up then cosine learning rate;
+    validation: the L1 of the validation utterances (none without them)."""
+
+    net: torch.nn.Module
+    specs: ModelSpecs
+    optimizer: torch.optim.Optimizer
+    source: Batches
+    valid: tuple[list[UttFeatures], list]
+    settings: AcousticSettings
+    device: str
+    extra: dict
+
+    def __post_init__(self) -> None:
+        self.clip = ([p for p in self.net.parameters() if p.requires_grad], 1.0)
+        self.train_key = f"train_{self.net.loss_name}"
+
+    def batches(self, epoch: int):
+        while True:
+            yield tuple(t.to(self.device) for t in self.source.sample(self.settings.batch_size))
+
+    def loss(self, batch) -> tuple[torch.Tensor, float]:
+        return self.net.loss(*batch), 1
+
+    def learning_rate(self, step: int, progress: float) -> float:
+        s = self.settings
+        return s.lr * min(1.0, (step + 1) / s.warmup_steps) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+    def terms(self, loss: float) -> dict[str, float]:
+        return {self.train_key: loss}
+
+    def validate(self, epoch: int) -> float | None:
+        items, speakers = self.valid
+        return valid_l1(self.net, items, speakers, self.device) if items else None
+
+    def payload(self) -> dict:
+        net = self.net
+        return {"model": net.state_dict(), "kind": net.kind, "config": dataclasses.asdict(net.cfg),
+                "specs": dataclasses.asdict(self.specs), **self.extra}
+
+    def describe(self, record: dict) -> str:
+        return (f"step {record['step']} | train {self.net.loss_name.upper()} {record[self.train_key]:.4f}"
+                + (f" | valid L1 {record['valid_l1']:.4f}" if "valid_l1" in record else ""))
+
+
 def fit(net, specs: ModelSpecs, batches: Batches, valid: tuple[list[UttFeatures], list], run: Run,
-        settings: TrainSettings, quiet: bool = False, extra: dict | None = None) -> dict:
-    """The recipe's step: the network's loss on random segments, warm-up + cosine learning rate, on a
-    :class:`StepTrainer` (budget in minutes or epochs, resumable from ``run.resumed``; checkpoints hold ``extra``
-    too). Returns the loop's part of the summary."""
-    valid_items, valid_speakers = valid
+        settings: AcousticSettings, quiet: bool = False, extra: dict | None = None) -> dict:
+    """Train ``net`` (:class:`AcousticRecipe`) on the step-driven :class:`Trainer` (budget in minutes or epochs,
+    resumable from ``run.resumed``; checkpoints hold ``extra`` too). Returns the loop's part of the summary."""
+    valid_items = valid[0]
     device = run.device
     torch.manual_seed(settings.seed)
     net = net.to(device).train()
@@ -183,39 +228,21 @@ def fit(net, specs: ModelSpecs, batches: Batches, valid: tuple[list[UttFeatures]
     opt = torch.optim.AdamW(trainable, lr=settings.lr, weight_decay=1e-4)
     total_steps = (math.ceil(settings.epochs * batches.frames / (settings.batch_size * settings.segment_frames))
                    if settings.epochs is not None else None)
-    trainer = StepTrainer(run, opt, batches.rng, total_steps=total_steps, minutes=settings.minutes,
-                          log_every=settings.log_every, valid_every_s=settings.valid_every_s,
-                          checkpoint_every_s=settings.checkpoint_every_s, valid_key="valid_l1")
+    trainer = Trainer(Budget(steps=total_steps, minutes=settings.minutes), state={"optimizer": opt},
+                      rngs={"batches": batches.rng}, checkpoint=run.out / "checkpoint.pt",
+                      log=run.out / "train_log.jsonl", metric="valid_l1", quiet=quiet,
+                      schedule=Schedule(settings.log_every, settings.valid_every_s, settings.checkpoint_every_s))
+    trainer.restore(run.resumed)
     n_params = sum(p.numel() for p in trainable)
-    train_key = f"train_{net.loss_name}"
+    recipe = AcousticRecipe(net, specs, opt, batches, valid, settings, device, extra or {})
+    train_key = recipe.train_key
     items = batches.items
     if not quiet:
         print(f"{'resuming at step ' + str(trainer.step) if run.resumed else 'training'}: {len(items)} utterances "
               f"({batches.frames} frames, {len({it.speaker for it in items})} speakers), "
-              f"{len(valid_items)} valid, {n_params / 1e6:.2f} M trained parameters on {device}", file=sys.stderr, flush=True)
-
-    def train_step() -> tuple[float, dict]:
-        frac = trainer.progress()
-        lr = settings.lr * min(1.0, (trainer.step + 1) / settings.warmup_steps) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
-        for group in opt.param_groups:
-            group["lr"] = lr
-        content, pitch, spk, mel = (t.to(device) for t in batches.sample(settings.batch_size))
-        loss = net.loss(content, pitch, spk, mel)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(trainable, 1.0)
-        opt.step()
-        return lr, {train_key: loss.item()}
-
-    def describe(record: dict) -> str:
-        return (f"step {record['step']} | train {net.loss_name.upper()} {record[train_key]:.4f}"
-                + (f" | valid L1 {record['valid_l1']:.4f}" if "valid_l1" in record else ""))
-
-    records = trainer.run(
-        train_step, lambda: {"model": net.state_dict(), "kind": net.kind, "config": dataclasses.asdict(net.cfg),
-                             "specs": dataclasses.asdict(specs), **(extra or {})},
-        validate=(lambda: valid_l1(net, valid_items, valid_speakers, device)) if valid_items else None,
-        describe=None if quiet else describe)
+              f"{len(valid_items)} valid, {n_params / 1e6:.2f} M trained parameters on {device}", file=sys.stderr,
+              flush=True)
+    records = trainer.run(recipe)
     return {"steps": trainer.step, "train_seconds": round(trainer.seconds, 1), "parameters": n_params,
             f"final_{train_key}": next((r[train_key] for r in reversed(records)), None),
             "final_valid_l1": next((r["valid_l1"] for r in reversed(records) if "valid_l1" in r), None)}
@@ -294,9 +321,9 @@ def data_summary(train_dirs: list[str], valid_dir: str | None, train_items: list
             "valid_utterances": len(valid_items), "skipped": skipped}
 
 
-def train_acoustic(train_dirs: list[str], out_dir: str, *, valid_dir: str | None = None,
-                   cfg: AcousticConfig = AcousticConfig(), specs: ModelSpecs = ModelSpecs(),
-                   settings: TrainSettings = TrainSettings(), device: str = "auto", init: str | None = None,
+def train_acoustic(train_dirs: list[str], out_dir: str, settings: AcousticSettings = AcousticSettings(), *,
+                   valid_dir: str | None = None, cfg: AcousticConfig = AcousticConfig(),
+                   specs: ModelSpecs = ModelSpecs(), device: str = "auto", init: str | None = None,
                    threads: int = 0, cache_dir: str | None = None, command: str = "", quiet: bool = False,
                    prior: str | None = None) -> dict:
     """Train (resuming from ``out_dir/checkpoint.pt`` when present) and write ``model.pt`` + ``model.json``.

@@ -100,7 +100,8 @@ class Extractor:
         feats = world.analyze(wav16, 16000, frame_period=F0_PERIOD_MS)
         copies = [perturb_voice(feats, *random_factors(rng)) for _ in range(n_perturb)] or [wav16]
         content = np.stack([content_frames(c, 16000, self.encoder, n, rate) for c in copies])
-        return {"content": content.astype(np.float16), "pitch": relative_pitch(feats.f0, 1000.0 / F0_PERIOD_MS, n, rate),
+        return {"content": content.astype(np.float16),
+                "pitch": relative_pitch(feats.f0, 1000.0 / F0_PERIOD_MS, n, rate),
                 "mel": mel.astype(np.float16), "embedding": self.speaker.embed([wav], sr)[0].astype(np.float32)}
 
     def features(self, utt: str, speaker: str, entry: str, n_perturb: int) -> UttFeatures:

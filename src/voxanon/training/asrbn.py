@@ -24,8 +24,8 @@ from voxanon.models.acoustic.inference import ModelSpecs
 from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
 from voxanon.models.asr.bottleneck import Bottleneck, load_bottleneck
 from voxanon.training.acoustic import (
+    AcousticSettings,
     Batches,
-    TrainSettings,
     check_dims,
     data_summary,
     finish,
@@ -95,9 +95,9 @@ def matching_bottleneck(path: str, extractor: Extractor) -> Bottleneck:
     return bn
 
 
-def train_asrbn(train_dirs: list[str], out_dir: str, *, codebook_size: int = 48, bottleneck: str | None = None,
-                cfg: AcousticConfig = AcousticConfig(), specs: ModelSpecs = ModelSpecs(),
-                settings: TrainSettings = TrainSettings(), device: str = "auto", init: str | None = None,
+def train_asrbn(train_dirs: list[str], out_dir: str, settings: AcousticSettings = AcousticSettings(), *,
+                codebook_size: int = 48, bottleneck: str | None = None, cfg: AcousticConfig = AcousticConfig(),
+                specs: ModelSpecs = ModelSpecs(), device: str = "auto", init: str | None = None,
                 threads: int = 0, cache_dir: str | None = None, command: str = "", quiet: bool = False) -> dict:
     """Train (resuming from ``out_dir/checkpoint.pt`` when present) and write ``model.pt`` + ``model.json``.
 

@@ -40,11 +40,11 @@ from voxanon.models.speaker.ecapa import (
     save_ecapa,
 )
 from voxanon.progress import Progress
-from voxanon.training.trainer import Budget, Trainer
+from voxanon.training.trainer import Budget, Recipe, Trainer
 
 
-@dataclass
-class TrainConfig:
+@dataclass(frozen=True)
+class AsvSettings:
     """Training settings; ``model`` is the ECAPA architecture.
 
     The defaults are the small attacker; :meth:`vpc` is the VPC 2024 recipe.
@@ -69,7 +69,7 @@ class TrainConfig:
     seed: int = 0
 
     @classmethod
-    def vpc(cls, **overrides) -> "TrainConfig":
+    def vpc(cls, **overrides) -> AsvSettings:
         """The VPC 2024 semi-informed attacker recipe (``train_ecapa_tdnn_small.yaml``).
 
         ECAPA 512/1536 (:meth:`EcapaConfig.vpc`), batch 256, 3 s chunks, AAM softmax
@@ -186,44 +186,44 @@ VAL_REFERENCE_UTTS = 3
 
 
 @dataclass
-class EcapaEpoch:
-    """One epoch of the recipe: every training utterance ``chunks_per_utt`` times in shuffled batches of random
-    chunks, AAM softmax, Adam with the cyclic learning rate stepped after every batch."""
+class AsvRecipe(Recipe):
+    """Every training utterance ``chunks_per_utt`` times per epoch in shuffled batches of random chunks, AAM softmax,
+    Adam with the cyclic learning rate stepped after every batch; validation: ``score(epoch)``."""
 
     model: EcapaTdnn
     loss_fn: AAMSoftmax
     optimizer: torch.optim.Optimizer
-    scheduler: torch.optim.lr_scheduler.CyclicLR
     rng: np.random.Generator
     feats: list[np.ndarray]
     labels: np.ndarray
-    cfg: TrainConfig
+    settings: AsvSettings
     n_chunk: int
-    steps: int
+    steps_per_epoch: int
     device: str
-    quiet: bool
+    score: Callable[[int], float]
+    scheduler: torch.optim.lr_scheduler.CyclicLR
 
-    def __call__(self, epoch: int) -> dict:
-        """Train epoch ``epoch``; its mean loss and last learning rate."""
-        cfg = self.cfg
+    def steps(self, epoch: int) -> int:
+        return self.steps_per_epoch
+
+    def batches(self, epoch: int):
+        batch_size = self.settings.batch_size
         self.model.train()
-        order = self.rng.permutation(np.tile(np.arange(len(self.feats)), cfg.chunks_per_utt))
-        progress = Progress(self.steps, f"epoch {epoch}/{cfg.epochs}", quiet=self.quiet)
-        total = 0.0
-        for step in range(self.steps):
-            idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
+        order = self.rng.permutation(np.tile(np.arange(len(self.feats)), self.settings.chunks_per_utt))
+        for step in range(self.steps_per_epoch):
+            idx = order[step * batch_size:(step + 1) * batch_size]
             x = torch.from_numpy(sample_chunks([self.feats[i] for i in idx], self.n_chunk, self.rng)).to(self.device)
-            y = torch.from_numpy(self.labels[idx]).to(self.device)
-            loss = self.loss_fn(self.model(x), y)
-            self.optimizer.zero_grad()
-            loss.backward()
-            self.optimizer.step()
-            self.scheduler.step()
-            total += loss.item()
-            progress.desc = f"epoch {epoch}/{cfg.epochs} loss {total / (step + 1):.3f}"
-            progress.update(audio_seconds=len(idx) * cfg.chunk_seconds)
-        progress.close()
-        return {"loss": total / self.steps, "lr": self.scheduler.get_last_lr()[0]}
+            yield x, torch.from_numpy(self.labels[idx]).to(self.device)
+
+    def loss(self, batch) -> tuple[torch.Tensor, float]:
+        x, y = batch
+        return self.loss_fn(self.model(x), y), 1
+
+    def end_epoch(self, epoch: int, loss: float) -> dict:
+        return {"loss": loss, "lr": self.scheduler.get_last_lr()[0]}
+
+    def validate(self, epoch: int) -> float:
+        return self.score(epoch)
 
 
 def _references(data: DataDir, speakers: list[str], in_train: set[str],
@@ -233,12 +233,12 @@ def _references(data: DataDir, speakers: list[str], in_train: set[str],
     return [feats[u] for u in utts], [data.utt2spk[u] for u in utts]
 
 
-def _resumable(cfg: TrainConfig) -> dict:
+def _resumable(settings: AsvSettings) -> dict:
     """Settings a resumed run must share with the interrupted one (the epoch count may grow)."""
-    return {k: v for k, v in asdict(cfg).items() if k != "epochs"}
+    return {k: v for k, v in asdict(settings).items() if k != "epochs"}
 
 
-def fit_ecapa(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig = TrainConfig(), *,
+def train_asv(data: DataDir, out_dir: str | os.PathLike, settings: AsvSettings = AsvSettings(), *,
               preprocess: Callable[[np.ndarray], np.ndarray],
               validate: Callable[[EcapaTdnn, int], float] | None = None, device: str = "cpu",
               quiet: bool = False) -> dict:
@@ -261,35 +261,35 @@ def fit_ecapa(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig = Trai
     if len(speakers) < 2:
         raise DataError(f"{data.path}: the training set has {len(speakers)} speaker(s) "
                         f"({', '.join(speakers) or 'none'}); speaker training needs at least two")
-    train_utts, val_utts = split_utterances(data, cfg.val_fraction, cfg.seed)
+    train_utts, val_utts = split_utterances(data, settings.val_fraction, settings.seed)
     if not val_utts and validate is None:  # with a validation function, the held-out utterances are not used
         raise DataError(f"{data.path}: no validation utterances for an EER; give dev trials, "
                         "or speakers need more utterances each, or raise val_fraction")
-    torch.manual_seed(cfg.seed)
+    torch.manual_seed(settings.seed)
     fbank = Fbank()
-    n_chunk = int(cfg.chunk_seconds * fbank.cfg.sample_rate) // fbank.cfg.hop_length + 1
+    n_chunk = int(settings.chunk_seconds * fbank.cfg.sample_rate) // fbank.cfg.hop_length + 1
     feats = compute_features(data, train_utts + val_utts, fbank, preprocess, quiet=quiet)
     short = [u for u in train_utts if len(feats[u]) < n_chunk]
     if short and not quiet:
-        print(f"{len(short)} training utterance(s) shorter than {cfg.chunk_seconds} s are tiled (repeated) "
+        print(f"{len(short)} training utterance(s) shorter than {settings.chunk_seconds} s are tiled (repeated) "
               f"to the chunk length: {', '.join(short[:10])}{' ...' if len(short) > 10 else ''}")
     spk_index = {s: i for i, s in enumerate(speakers)}
-    model = EcapaTdnn(cfg.model).to(device)
-    loss_fn = AAMSoftmax(cfg.model.embedding_dim, len(speakers), cfg.margin, cfg.scale).to(device)
+    model = EcapaTdnn(settings.model).to(device)
+    loss_fn = AAMSoftmax(settings.model.embedding_dim, len(speakers), settings.margin, settings.scale).to(device)
     params = list(model.parameters()) + list(loss_fn.parameters())
-    optimizer = torch.optim.Adam(params, lr=cfg.lr_min, weight_decay=cfg.weight_decay)
-    steps_per_epoch = math.ceil(len(train_utts) * cfg.chunks_per_utt / cfg.batch_size)
+    optimizer = torch.optim.Adam(params, lr=settings.lr_min, weight_decay=settings.weight_decay)
+    steps_per_epoch = math.ceil(len(train_utts) * settings.chunks_per_utt / settings.batch_size)
     scheduler = torch.optim.lr_scheduler.CyclicLR(
-        optimizer, cfg.lr_min, cfg.lr_max,
-        step_size_up=cfg.step_size or max(1, int(cfg.cycle_epochs * steps_per_epoch / 2)),
+        optimizer, settings.lr_min, settings.lr_max,
+        step_size_up=settings.step_size or max(1, int(settings.cycle_epochs * steps_per_epoch / 2)),
         cycle_momentum=False)
-    rng = np.random.default_rng(cfg.seed)
-    trainer = Trainer(Budget(epochs=cfg.epochs),
+    rng = np.random.default_rng(settings.seed)
+    trainer = Trainer(Budget(epochs=settings.epochs),
                       state={"model": model, "classifier": loss_fn, "optimizer": optimizer, "scheduler": scheduler},
                       rngs={"batches": rng}, checkpoint=out / "last.pt",
                       identity={"speakers": speakers, "val_utts": [str(u) for u in val_utts],
-                                "train_config": _resumable(cfg)},
-                      columns=("epoch", "loss", "val_eer", "lr"))
+                                "train_config": _resumable(settings)},
+                      columns=("epoch", "loss", "val_eer", "lr"), quiet=quiet)
     if trainer.resume() and not quiet:
         print(f"resuming after epoch {trainer.epoch} from {trainer.checkpoint}")
     train_feats = [feats[u] for u in train_utts]
@@ -308,9 +308,9 @@ def fit_ecapa(data: DataDir, out_dir: str | os.PathLike, cfg: TrainConfig = Trai
             print(f"epoch {record['epoch']}: loss {record['loss']:.3f}, validation EER {record['val_eer']:.2f} % "
                   f"(best {trainer.best:.2f} %)")
 
-    train_epoch = EcapaEpoch(model, loss_fn, optimizer, scheduler, rng, train_feats, train_labels, cfg, n_chunk,
-                             steps_per_epoch, device, quiet)
-    trainer.run(train_epoch, score,
+    recipe = AsvRecipe(model, loss_fn, optimizer, rng, train_feats, train_labels, settings, n_chunk, steps_per_epoch,
+                       device, score, scheduler)
+    trainer.run(recipe,
                 on_best=lambda epoch, eer: save_ecapa(out / "best.pt", model, epoch=epoch, val_eer=eer,
                                                       speakers=speakers),
                 after_epoch=report)

@@ -59,7 +59,7 @@ from voxanon.training.acoustic_features import (
     extract,
     list_utterances,
 )
-from voxanon.training.trainer import Budget, Trainer, resolve_device
+from voxanon.training.trainer import Budget, Recipe, Trainer, epoch_order, resolve_device
 
 #: frames drawn for the initial k-means codebook
 KMEANS_FRAMES = 20000
@@ -176,50 +176,67 @@ def validate(net: BottleneckCtc, valid: Utterances, device: str, quantise: bool 
 
 
 @dataclass
-class BottleneckEpoch:
-    """One epoch: shuffled batches, CTC (+ ``vq_weight`` x VQ loss after the warm-up), Adam at a cosine learning
-    rate, gradient clipping at 5, then the unused codewords re-seeded at random frames of the epoch. The first
-    epoch after the warm-up starts the codebook (:func:`initial_codebook`)."""
+class BottleneckRecipe(Recipe):
+    """Shuffled batches, CTC (+ ``vq_weight`` x VQ loss after the warm-up), Adam at a cosine learning rate, gradient
+    clipping at 5; after each epoch the unused codewords are re-seeded at random frames of the epoch and the
+    validation set scored. The first epoch after the warm-up starts the codebook (:func:`initial_codebook`)."""
 
     net: BottleneckCtc
-    opt: torch.optim.Optimizer
+    optimizer: torch.optim.Optimizer
     train: Utterances
+    valid: Utterances
     settings: BottleneckSettings
     device: str
 
-    def __call__(self, epoch: int) -> dict:
-        s, net, device = self.settings, self.net, self.device
-        seed = s.seed * 100_003 + epoch - 1
-        torch.manual_seed(seed)
-        gen = torch.Generator().manual_seed(seed)
-        order = torch.randperm(len(self.train), generator=gen).tolist()
-        lr = s.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(epoch - 1, s.decay_epochs) / s.decay_epochs)))
-        for group in self.opt.param_groups:
-            group["lr"] = lr
-        quantise = epoch > s.warmup_epochs
+    def __post_init__(self) -> None:
+        self.clip = (list(self.net.parameters()), 5.0)
+        self.metric = f"val_{ERROR[self.net.cfg.targets]}"
+        self.scores: dict[int, dict] = {}
+
+    def lr(self, epoch: int) -> float:
+        """The cosine learning rate of epoch ``epoch`` (1-based)."""
+        s = self.settings
+        return s.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(epoch - 1, s.decay_epochs) / s.decay_epochs)))
+
+    def steps(self, epoch: int) -> int:
+        return math.ceil(len(self.train) / self.settings.batch_size)
+
+    def batches(self, epoch: int):
+        s, net = self.settings, self.net
+        self.gen, order = epoch_order(s.seed, epoch, len(self.train))
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.lr(epoch)
+        self.quantise = epoch > s.warmup_epochs
         if epoch == s.warmup_epochs + 1:
             with torch.no_grad():
-                net.codebook.copy_(torch.from_numpy(initial_codebook(net, self.train, s.seed)).to(device))
+                net.codebook.copy_(torch.from_numpy(initial_codebook(net, self.train, s.seed)).to(self.device))
         net.train()
-        used = torch.zeros(net.cfg.codebook_size, dtype=torch.bool)
-        name = LOSS[net.cfg.targets]
-        totals = {name: 0.0, "vq": 0.0}
-        for b in range(math.ceil(len(self.train) / s.batch_size)):
-            idx = order[b * s.batch_size:(b + 1) * s.batch_size]
-            batch, lengths = pad([self.train.content[i] for i in idx], device)
-            log_probs, out_len, codes, vq_loss = net(batch, lengths, quantise=quantise)
-            head_loss = self.head_loss(log_probs, out_len, [self.train.targets[i] for i in idx])
-            loss = head_loss + s.vq_weight * vq_loss
-            self.opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
-            self.opt.step()
-            used[codes[codes >= 0].unique().cpu()] = True
-            totals[name] += head_loss.item() * len(idx)
-            totals["vq"] += vq_loss.item() * len(idx)
-        reseeded = self.reseed(~used, gen) if quantise else 0
-        return {k: round(v / len(self.train), 4) for k, v in totals.items()} | {"lr": round(lr, 6),
-                                                                                 "reseeded": reseeded}
+        self.used = torch.zeros(net.cfg.codebook_size, dtype=torch.bool)
+        self.totals = {LOSS[net.cfg.targets]: 0.0, "vq": 0.0}
+        for b in range(self.steps(epoch)):
+            yield order[b * s.batch_size:(b + 1) * s.batch_size]
+
+    def loss(self, batch) -> tuple[torch.Tensor, float]:
+        """The head's loss plus the weighted VQ loss (each also summed for the epoch's record)."""
+        padded, lengths = pad([self.train.content[i] for i in batch], self.device)
+        log_probs, out_len, codes, vq_loss = self.net(padded, lengths, quantise=self.quantise)
+        head_loss = self.head_loss(log_probs, out_len, [self.train.targets[i] for i in batch])
+        self.used[codes[codes >= 0].unique().cpu()] = True
+        self.totals[LOSS[self.net.cfg.targets]] += head_loss.item() * len(batch)
+        self.totals["vq"] += vq_loss.item() * len(batch)
+        return head_loss + self.settings.vq_weight * vq_loss, len(batch)
+
+    def end_epoch(self, epoch: int, loss: float) -> dict:
+        """Re-seed the unused codewords and score the validation set; the record's values."""
+        reseeded = self.reseed(~self.used, self.gen) if self.quantise else 0
+        self.scores[epoch] = validate(self.net, self.valid, self.device, quantise=self.quantise)
+        return ({k: round(v / len(self.train), 4) for k, v in self.totals.items()}
+                | {"lr": round(self.lr(epoch), 6), "reseeded": reseeded}
+                | {k: v for k, v in self.scores[epoch].items() if k != self.metric})
+
+    def validate(self, epoch: int) -> float | None:
+        """The validation error rate from the codes (None in the warm-up)."""
+        return self.scores[epoch].get(self.metric)
 
     def head_loss(self, log_probs: torch.Tensor, out_len: torch.Tensor, targets: list) -> torch.Tensor:
         """CTC of the symbol ids, or the mean cross-entropy of the frames' phones (padding ignored)."""
@@ -256,9 +273,9 @@ def initial_codebook(net: BottleneckCtc, train: Utterances, seed: int) -> np.nda
     return kmeans((torch.from_numpy(frames) @ weight.T + bias).numpy(), net.cfg.codebook_size, rng)
 
 
-def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whisper-tiny:3",
-                     valid_dir: str | None = None, cfg: BottleneckConfig | None = None,
-                     settings: BottleneckSettings = BottleneckSettings(), device: str = "auto", threads: int = 0,
+def train_bottleneck(train_dirs: list[str], out_dir: str, settings: BottleneckSettings = BottleneckSettings(), *,
+                     content: str = "whisper-tiny:3", valid_dir: str | None = None,
+                     cfg: BottleneckConfig | None = None, device: str = "auto", threads: int = 0,
                      cache_dir: str | None = None, jobs: int = 0, command: str = "", quiet: bool = False) -> dict:
     """Train (resuming from ``out_dir/checkpoint.pt`` when present); write ``model.pt`` (the best epoch by
     validation CER, or FER for phones) and ``model.json``; return the summary.
@@ -328,15 +345,10 @@ def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whi
                      "train_speakers": len({it.speaker for it in train_items}),
                      "left_out": skipped + valid_skipped + train_out + valid_out},
             "feature_seconds": round(train_secs + valid_secs, 1)}
-    one_epoch, scores = BottleneckEpoch(net, opt, train, settings, device), {}
-
-    def train_epoch(epoch: int) -> dict:
-        values = one_epoch(epoch)
-        scores[epoch] = validate(net, valid, device, quantise=epoch > settings.warmup_epochs)
-        return values | {k: v for k, v in scores[epoch].items() if k != metric}
+    recipe = BottleneckRecipe(net, opt, train, valid, settings, device)
 
     def save_best(epoch: int, score: float) -> None:
-        save_atomic(model_file(net, content, meta | {"epoch": epoch, **scores[epoch]}), out / "model.pt")
+        save_atomic(model_file(net, content, meta | {"epoch": epoch, **recipe.scores[epoch]}), out / "model.pt")
 
     def report(record: dict) -> None:
         if not quiet:
@@ -349,8 +361,7 @@ def train_bottleneck(train_dirs: list[str], out_dir: str, *, content: str = "whi
             print(f"epoch {record['epoch']} | {loss.upper()} {record[loss]:.3f} | VQ {record['vq']:.3f} | {scored} | "
                   f"{record['seconds'] / 60:.1f} min", file=sys.stderr, flush=True)
 
-    history = trainer.run(train_epoch, validate=lambda epoch: scores[epoch].get(metric), on_best=save_best,
-                          after_epoch=report)
+    history = trainer.run(recipe, on_best=save_best, after_epoch=report)
     summary = meta | {"epochs_run": trainer.epoch, "stopped_by": trainer.stopped_by,
                       "train_seconds": round(trainer.seconds, 1), f"best_{metric}": trainer.best, "history": history}
     write_text(out / "model.json", json.dumps(summary, indent=1) + "\n")

@@ -1,6 +1,6 @@
 """Recipes of the learnability CTC recognisers (:class:`~voxanon.models.asr.ctc.CtcNet`) and their training.
 
-:func:`fit_ctc` trains with Adam, SpecAugment-style time and feature masks, a
+:func:`train_ctc` trains with Adam, SpecAugment-style time and feature masks, a
 cosine learning rate, an epoch count and an optional wall-clock budget, on
 :class:`~voxanon.training.trainer.Trainer`: after each epoch it writes
 ``<out>/train_log.jsonl`` (epoch, mean CTC loss, learning rate, seconds) and a
@@ -34,11 +34,11 @@ from voxanon.models.asr.ctc import (
     text_to_ids,
 )
 from voxanon.models.checkpoint import save_atomic
-from voxanon.training.trainer import Budget, Trainer
+from voxanon.training.trainer import Budget, Recipe, Trainer, epoch_order
 
 
 @dataclass(frozen=True)
-class CtcRecipe:
+class CtcSettings:
     """A front-end, a network and its training settings; ``minutes`` (optional) caps the wall time."""
 
     frontend: str
@@ -58,13 +58,14 @@ class CtcRecipe:
         return CtcConfig(in_dim, self.hidden, self.layers, self.subsample, self.dropout)
 
 
+#: the named settings (``--recipe``)
 RECIPES = {
-    "whisper": CtcRecipe("whisper-tiny:4", epochs=60, batch_size=4, lr=3e-3),
-    "scratch": CtcRecipe(LOGMEL, hidden=256, layers=3, subsample=2, epochs=40),
+    "whisper": CtcSettings("whisper-tiny:4", epochs=60, batch_size=4, lr=3e-3),
+    "scratch": CtcSettings(LOGMEL, hidden=256, layers=3, subsample=2, epochs=40),
 }
 
 
-def recipe(name: str, **overrides) -> CtcRecipe:
+def recipe(name: str, **overrides) -> CtcSettings:
     """The named recipe of :data:`RECIPES` with some fields replaced (``None`` values are ignored)."""
     if name not in RECIPES:
         raise AsrError(f"unknown CTC recipe {name!r}; choose one of {', '.join(RECIPES)}")
@@ -100,62 +101,67 @@ def _usable(feats: list[np.ndarray], texts: list[str],
 
 
 @dataclass
-class CtcEpoch:
-    """One epoch of the recipe: shuffled batches with SpecAugment-style masks, the cosine learning rate of the
-    epoch, gradient clipping at 5; the epoch's RNG is seeded from ``(seed, epoch)`` (resumed runs equal straight ones)."""
+class CtcNetRecipe(Recipe):
+    """Shuffled batches with SpecAugment-style masks, the cosine learning rate of the epoch, gradient clipping at 5;
+    the epoch's RNG is seeded from ``(seed, epoch)`` (resumed runs equal straight ones)."""
 
     net: CtcNet
-    opt: torch.optim.Optimizer
+    optimizer: torch.optim.Optimizer
     kept: list[torch.Tensor]
     targets: list[torch.Tensor]
     mean: torch.Tensor
-    recipe: CtcRecipe
+    settings: CtcSettings
     device: str
 
-    def __call__(self, epoch: int) -> dict:
-        """Train epoch ``epoch`` (1-based); its mean CTC loss and learning rate."""
-        recipe, net, opt, device = self.recipe, self.net, self.opt, self.device
-        seed = recipe.seed * 100_003 + epoch - 1
-        torch.manual_seed(seed)  # dropout: the same model whether resumed or not
-        gen = torch.Generator().manual_seed(seed)
-        order = torch.randperm(len(self.kept), generator=gen).tolist()
-        lr = recipe.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (epoch - 1) / recipe.epochs)))
-        for group in opt.param_groups:
-            group["lr"] = lr
-        net.train()
-        ctc = nn.CTCLoss(blank=BLANK, zero_infinity=True)
-        total = 0.0
-        for b in range(math.ceil(len(self.kept) / recipe.batch_size)):
-            idx = order[b * recipe.batch_size:(b + 1) * recipe.batch_size]
-            x = [_masked(self.kept[i], self.mean, recipe.time_masks, recipe.feature_masks, gen).numpy() for i in idx]
-            batch, lengths = pad(x, device)
-            log_probs, out_len = net(batch, lengths)
-            target = [self.targets[i] for i in idx]
-            loss = ctc(log_probs.transpose(0, 1), torch.cat(target).to(device), out_len,
-                       torch.tensor([len(t) for t in target], device=device))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
-            opt.step()
-            total += loss.item() * len(idx)
-        return {"loss": round(total / len(self.kept), 4), "lr": round(lr, 6)}
+    def __post_init__(self) -> None:
+        self.clip = (list(self.net.parameters()), 5.0)
+        self.ctc = nn.CTCLoss(blank=BLANK, zero_infinity=True)
+
+    def lr(self, epoch: int) -> float:
+        """The cosine learning rate of epoch ``epoch`` (1-based)."""
+        return self.settings.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (epoch - 1) / self.settings.epochs)))
+
+    def steps(self, epoch: int) -> int:
+        return math.ceil(len(self.kept) / self.settings.batch_size)
+
+    def batches(self, epoch: int):
+        s = self.settings
+        gen, order = epoch_order(s.seed, epoch, len(self.kept))
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.lr(epoch)
+        self.net.train()
+        for b in range(self.steps(epoch)):
+            idx = order[b * s.batch_size:(b + 1) * s.batch_size]
+            x = [_masked(self.kept[i], self.mean, s.time_masks, s.feature_masks, gen).numpy() for i in idx]
+            yield x, [self.targets[i] for i in idx]
+
+    def loss(self, batch) -> tuple[torch.Tensor, float]:
+        x, target = batch
+        padded, lengths = pad(x, self.device)
+        log_probs, out_len = self.net(padded, lengths)
+        loss = self.ctc(log_probs.transpose(0, 1), torch.cat(target).to(self.device), out_len,
+                        torch.tensor([len(t) for t in target], device=self.device))
+        return loss, len(x)
+
+    def end_epoch(self, epoch: int, loss: float) -> dict:
+        return {"loss": round(loss, 4), "lr": round(self.lr(epoch), 6)}
 
 
-def fit_ctc(feats: list[np.ndarray], texts: list[str], out_dir: str | os.PathLike, recipe: CtcRecipe, *,
-            device: str = "cpu", meta: dict | None = None, quiet: bool = False) -> dict:
-    """Train a :class:`CtcNet` on features of ``recipe.frontend``; resumable; returns the training summary.
+def train_ctc(feats: list[np.ndarray], texts: list[str], out_dir: str | os.PathLike, settings: CtcSettings, *,
+              device: str = "cpu", meta: dict | None = None, quiet: bool = False) -> dict:
+    """Train a :class:`CtcNet` on features of ``settings.frontend``; resumable; returns the training summary.
 
     Parameters
     ----------
     feats : list of ``(T, D)`` arrays
-        Features of the training utterances (from :func:`load_frontend` ``(recipe.frontend)``).
+        Features of the training utterances (from :func:`load_frontend` ``(settings.frontend)``).
     texts : list of str
         Their transcripts; utterances whose transcript has no symbol or is too long for
         their frames (CTC needs a frame per symbol and per repeat) are left out and counted.
     out_dir : path
         Receives ``train_log.jsonl``, ``checkpoint.pt`` (after every epoch; a rerun with the same
-        recipe resumes from it, another recipe restarts) and ``model.pt`` (when done).
-    recipe : CtcRecipe
+        settings resumes from it, other settings restart) and ``model.pt`` (when done).
+    settings : CtcSettings
         Network, epochs, optional ``minutes`` budget (training stops after the epoch that passes it), seed.
     device : ``cpu`` or ``cuda``
     meta : dict, optional
@@ -163,39 +169,41 @@ def fit_ctc(feats: list[np.ndarray], texts: list[str], out_dir: str | os.PathLik
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    cfg = recipe.config(int(feats[0].shape[1]) if feats else 0)
+    cfg = settings.config(int(feats[0].shape[1]) if feats else 0)
     kept, targets, skipped = _usable(feats, texts, CtcNet(cfg))
     if not kept:
         raise AsrError(f"no usable training utterance for CTC ({skipped} without symbols or too short)")
-    torch.manual_seed(recipe.seed)
+    torch.manual_seed(settings.seed)
     net = CtcNet(cfg)
     frames = torch.cat(kept)
     mean = frames.mean(dim=0)
     net.mean.copy_(mean)
     net.std.copy_(frames.std(dim=0).clamp_min(1e-5))
     net.to(device)
-    opt = torch.optim.Adam(net.parameters(), lr=recipe.lr)
-    trainer = Trainer(Budget(epochs=recipe.epochs, minutes=recipe.minutes), state={"model": net, "optimiser": opt},
-                      checkpoint=out / "checkpoint.pt", identity=dataclasses.asdict(recipe) | {"n_utts": len(kept)},
-                      on_mismatch="restart", log=out / "train_log.jsonl", columns=("epoch", "loss", "lr", "seconds"))
+    opt = torch.optim.Adam(net.parameters(), lr=settings.lr)
+    trainer = Trainer(Budget(epochs=settings.epochs, minutes=settings.minutes),
+                      state={"model": net, "optimiser": opt}, checkpoint=out / "checkpoint.pt",
+                      identity=dataclasses.asdict(settings) | {"n_utts": len(kept)}, on_mismatch="restart",
+                      log=out / "train_log.jsonl", columns=("epoch", "loss", "lr", "seconds"), desc="CTC ")
     trainer.resume()
     if not quiet:
         n_params = sum(p.numel() for p in net.parameters())
-        print(f"CTC {recipe.frontend}: {len(kept)} utterances ({skipped} left out), {n_params / 1e6:.2f} M "
+        print(f"CTC {settings.frontend}: {len(kept)} utterances ({skipped} left out), {n_params / 1e6:.2f} M "
               f"parameters on {device}" + (f", resuming after epoch {trainer.epoch}" if trainer.epoch else ""),
               file=sys.stderr)
+
     def report(record: dict) -> None:
         if not quiet:
-            print(f"epoch {record['epoch']}/{recipe.epochs} | CTC loss {record['loss']:.3f} | "
+            print(f"epoch {record['epoch']}/{settings.epochs} | CTC loss {record['loss']:.3f} | "
                   f"{record['seconds'] / 60:.1f} min", file=sys.stderr, flush=True)
 
-    history = trainer.run(CtcEpoch(net, opt, kept, targets, mean, recipe, device), after_epoch=report)
-    summary = {**(meta or {}), "recipe": dataclasses.asdict(recipe), "config": dataclasses.asdict(cfg),
+    history = trainer.run(CtcNetRecipe(net, opt, kept, targets, mean, settings, device), after_epoch=report)
+    summary = {**(meta or {}), "recipe": dataclasses.asdict(settings), "config": dataclasses.asdict(cfg),
                "device": device, "train_utterances": len(kept), "left_out": skipped,
                "epochs_run": len(history), "stopped_by": trainer.stopped_by,
                "train_seconds": round(trainer.seconds, 1),
                "final_loss": history[-1]["loss"] if history else None, "history": history}
-    save_atomic({"format": CHECKPOINT_FORMAT, "vocab": list(VOCAB), "frontend": recipe.frontend,
+    save_atomic({"format": CHECKPOINT_FORMAT, "vocab": list(VOCAB), "frontend": settings.frontend,
                  "config": dataclasses.asdict(cfg), "state_dict": {k: v.cpu() for k, v in net.state_dict().items()},
                  "meta": summary}, out / "model.pt")
     return summary

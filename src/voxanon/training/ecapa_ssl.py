@@ -21,7 +21,7 @@ anonymized ``train-clean-360<suffix>``:
   epoch; every epoch is kept as ``CKPT+<epoch>/`` and the evaluation uses the one with the lowest
   validation loss (``train_log.txt``).
 
-:func:`finetune_ecapa_ssl` does the same on :class:`~voxanon.training.trainer.Trainer` and writes the
+:func:`train_ecapa_ssl` does the same on :class:`~voxanon.training.trainer.Trainer` and writes the
 kit's output layout, which :func:`voxanon.models.speaker.ecapa_ssl.load_ecapa_ssl` reads:
 ``OUT/CKPT+<epoch>/embedding_model.ckpt`` (the ``ECAPA_TDNN_test`` state dict under the kit's key
 names) with ``WavLM-Large.pt`` beside it (a hard link, else a copy), and ``OUT/train_log.txt`` (one
@@ -79,7 +79,7 @@ from voxanon.models.speaker.ecapa_ssl import (
 )
 from voxanon.progress import Progress
 from voxanon.training.asv import AAMSoftmax, sample_chunks, split_utterances
-from voxanon.training.trainer import Budget, Trainer
+from voxanon.training.trainer import Budget, Recipe, Trainer
 
 TRAIN_LOG = "train_log.txt"
 #: what voxanon writes beside the kit's files: the run's inputs and settings, and each utterance's chunk count
@@ -87,7 +87,7 @@ MARKER, COUNTS = "finetune.json", "chunk_counts.json"
 
 
 @dataclass(frozen=True)
-class FinetuneConfig:
+class EcapaSslSettings:
     """The kit's fine-tuning settings (defaults: ``eval_post.yaml`` over ``train_ecapa_ssl_tdnn_small.yaml``).
 
     ``lr`` is AdamW's rate and the top of the cyclic schedule, which rises from ``lr_min`` in
@@ -151,7 +151,7 @@ class MemoryCache:
 class KitBatches:
     """The kit's training inputs of a data dir's utterances: Fbank chunks and WavLM layer outputs of crops."""
 
-    def __init__(self, data: DataDir, model: EcapaSsl, cfg: FinetuneConfig, device: str) -> None:
+    def __init__(self, data: DataDir, model: EcapaSsl, cfg: EcapaSslSettings, device: str) -> None:
         self.data, self.model, self.cfg, self.device = data, model, cfg, device
         self.cache = MemoryCache(cfg.cache_gb * 2**30)
         self.n_chunk = int(round(cfg.chunk_seconds * SAMPLE_RATE))
@@ -242,65 +242,62 @@ def kit_log_line(record: dict) -> str:
 
 
 @dataclass
-class FinetuneEpoch:
-    """One epoch: shuffled full batches of the training examples, then validation and ``CKPT+<epoch>``."""
+class EcapaSslRecipe(Recipe):
+    """Shuffled full batches of the training examples; after each epoch, validation and ``CKPT+<epoch>``."""
 
-    batches: KitBatches
+    kit: KitBatches
     classifier: AAMSoftmax
     optimizer: torch.optim.Optimizer
-    scheduler: torch.optim.lr_scheduler.CyclicLR
     rng: np.random.Generator
     train: tuple[list[str], np.ndarray]
     val: tuple[list[str], np.ndarray]
     out: Path
     wavlm_file: str
-    quiet: bool
+    scheduler: torch.optim.lr_scheduler.CyclicLR
     val_loss: float = math.nan
 
     def _loss(self, utts: list[str], labels: np.ndarray, rng: np.random.Generator,
               augment: bool = False) -> tuple[torch.Tensor, int]:
-        emb = self.batches.embed(*self.batches(utts, rng, augment))
+        emb = self.kit.embed(*self.kit(utts, rng, augment))
         y = torch.from_numpy(labels).to(emb.device)
         wrong = int((F.linear(F.normalize(emb), F.normalize(self.classifier.weight)).argmax(1) != y).sum())
         return self.classifier(emb, y), wrong
 
-    def step(self, utts: list[str], labels: np.ndarray) -> float:
-        """One optimizer step on one batch (augmented when the settings say so); returns its loss."""
-        loss, _ = self._loss(utts, labels, self.rng, self.batches.cfg.augment)
-        self.optimizer.zero_grad()
-        loss.backward()
-        self.optimizer.step()
-        self.scheduler.step()
-        return loss.item()
+    def steps(self, epoch: int) -> int:
+        return len(self.train[0]) // self.kit.cfg.batch_size
 
-    def __call__(self, epoch: int) -> dict:
-        """Train, validate and write ``CKPT+<epoch>``; the epoch's mean loss, last rate, validation loss and error."""
-        model, cfg = self.batches.model, self.batches.cfg
+    def batches(self, epoch: int):
         utts, labels = self.train
+        batch_size = self.kit.cfg.batch_size
         order = self.rng.permutation(len(utts))
-        steps = len(order) // cfg.batch_size
-        model.ecapa.train()
-        progress = Progress(steps, f"epoch {epoch}", quiet=self.quiet)
-        total = 0.0
-        for step in range(steps):
-            idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
-            total += self.step([utts[i] for i in idx], labels[idx])
-            progress.desc = f"epoch {epoch} loss {total / (step + 1):.3f}"
-            progress.update(audio_seconds=len(idx) * cfg.chunk_seconds)
-        progress.close()
-        self.val_loss, val_error = self.validate()
+        self.kit.model.ecapa.train()
+        for step in range(self.steps(epoch)):
+            idx = order[step * batch_size:(step + 1) * batch_size]
+            yield [utts[i] for i in idx], labels[idx]
+
+    def loss(self, batch) -> tuple[torch.Tensor, float]:
+        """The batch's loss (its chunks augmented when the settings say so)."""
+        utts, labels = batch
+        return self._loss(utts, labels, self.rng, self.kit.cfg.augment)[0], 1
+
+    def end_epoch(self, epoch: int, loss: float) -> dict:
+        """Validate and write ``CKPT+<epoch>``; the epoch's mean loss, last rate, validation loss and error."""
+        self.val_loss, val_error = self.validation()
         folder = self.out / f"CKPT+{epoch}"
         folder.mkdir(exist_ok=True)
-        save_atomic({k: v.detach().cpu() for k, v in model.ecapa.state_dict().items()}, folder / ECAPA_FILE)
+        save_atomic({k: v.detach().cpu() for k, v in self.kit.model.ecapa.state_dict().items()},
+                    folder / ECAPA_FILE)
         _place_wavlm(self.wavlm_file, folder)
-        return {"loss": total / steps, "lr": self.scheduler.get_last_lr()[0], "val_loss": self.val_loss,
-                "val_error": val_error}
+        return {"loss": loss, "lr": self.scheduler.get_last_lr()[0], "val_loss": self.val_loss, "val_error": val_error}
+
+    def validate(self, epoch: int) -> float:
+        return self.val_loss
 
     @torch.no_grad()
-    def validate(self) -> tuple[float, float]:
+    def validation(self) -> tuple[float, float]:
         """Mean AAM loss and classification error of the validation examples (the same chunks every time)."""
-        model, cfg = self.batches.model, self.batches.cfg
-        model.ecapa.eval()
+        cfg = self.kit.cfg
+        self.kit.model.ecapa.eval()
         rng = np.random.default_rng(cfg.seed + 1)
         utts, labels = self.val
         loss, wrong = 0.0, 0
@@ -367,7 +364,7 @@ def _check_output(out: Path) -> None:
                           "e.g. the kit's); fine-tune into another folder")
 
 
-def training_objects(model: EcapaSsl, n_speakers: int, cfg: FinetuneConfig, device: str = "cpu"
+def training_objects(model: EcapaSsl, n_speakers: int, cfg: EcapaSslSettings, device: str = "cpu"
                      ) -> tuple[AAMSoftmax, torch.optim.AdamW, torch.optim.lr_scheduler.CyclicLR]:
     """The kit's AAM-softmax classifier over ``n_speakers``, AdamW over the ECAPA and it, and the cyclic schedule."""
     classifier = AAMSoftmax(model.ecapa.cfg.embedding_dim, n_speakers, cfg.margin, cfg.scale).to(device)
@@ -378,8 +375,8 @@ def training_objects(model: EcapaSsl, n_speakers: int, cfg: FinetuneConfig, devi
     return classifier, optimizer, scheduler
 
 
-def finetune_ecapa_ssl(data: DataDir, pretrained: str | os.PathLike, out_dir: str | os.PathLike,
-                       cfg: FinetuneConfig = FinetuneConfig(), *, device: str = "cpu", quiet: bool = False) -> dict:
+def train_ecapa_ssl(data: DataDir, out_dir: str | os.PathLike, settings: EcapaSslSettings = EcapaSslSettings(), *,
+                    pretrained: str | os.PathLike, device: str = "cpu", quiet: bool = False) -> dict:
     """Fine-tune (or resume fine-tuning) the pretrained ``ecapa_ssl`` on ``data``; returns the training summary.
 
     ``OUT`` gets the kit's layout (module docstring), so ``ecapa_ssl:OUT`` loads the epoch with the lowest
@@ -406,41 +403,41 @@ def finetune_ecapa_ssl(data: DataDir, pretrained: str | os.PathLike, out_dir: st
     model, ckpt, wavlm_file = load_pretrained(pretrained)
     model = model.to(device)
     model.wavlm.eval()
-    batches = KitBatches(data, model, cfg, device)
-    train_utts, val_utts = split_utterances(data, cfg.val_fraction, cfg.seed)
+    batches = KitBatches(data, model, settings, device)
+    train_utts, val_utts = split_utterances(data, settings.val_fraction, settings.seed)
     spk_index = {s: i for i, s in enumerate(speakers)}
     labels = {u: spk_index[data.utt2spk[u]] for u in data.utt2spk}
     counts, counted = _chunk_counts(batches, out / COUNTS, quiet)
     train_x, train_y, train_none = _examples(counts, train_utts, labels)
     val_x, val_y, val_none = _examples(counts, val_utts, labels)
-    short = f"utterances shorter than the {cfg.chunk_seconds} s chunk (or quieter) give none"
+    short = f"utterances shorter than the {settings.chunk_seconds} s chunk (or quieter) give none"
     if not train_x:
         raise DataError(f"{data.path}: no training chunk: {short}")
     if not val_x:
         raise DataError(f"{data.path}: no validation chunk ({len(val_utts)} held-out utterance(s)): {short}; "
                         "speakers need more utterances each, or raise val_fraction")
-    if len(train_x) < cfg.batch_size:
-        raise ConfigError(f"{data.path}: {len(train_x)} training chunks, fewer than one batch of {cfg.batch_size}; "
-                          "lower the batch size")
+    if len(train_x) < settings.batch_size:
+        raise ConfigError(f"{data.path}: {len(train_x)} training chunks, fewer than one batch of "
+                          f"{settings.batch_size}; lower the batch size")
     if (train_none or val_none) and not quiet:
         skipped = train_none + val_none
-        print(f"{len(skipped)} utterance(s) give no {cfg.chunk_seconds} s chunk and are not used: "
+        print(f"{len(skipped)} utterance(s) give no {settings.chunk_seconds} s chunk and are not used: "
               f"{', '.join(skipped[:10])}{' ...' if len(skipped) > 10 else ''}")
     out.mkdir(parents=True, exist_ok=True)
     write_text(out / MARKER, json.dumps({"data": str(data.path), "pretrained": ckpt, "wavlm": wavlm_file,
-                                         "settings": asdict(cfg)}, indent=1) + "\n")
+                                         "settings": asdict(settings)}, indent=1) + "\n")
     write_text(out / COUNTS, json.dumps({"key": counted, "counts": counts}) + "\n")
-    torch.manual_seed(cfg.seed)
-    classifier, optimizer, scheduler = training_objects(model, len(speakers), cfg, device)
-    rng = np.random.default_rng(cfg.seed)
-    settings = {k: v for k, v in asdict(cfg).items() if k not in ("epochs", "cache_gb")}
-    trainer = Trainer(Budget(epochs=cfg.epochs),
+    torch.manual_seed(settings.seed)
+    classifier, optimizer, scheduler = training_objects(model, len(speakers), settings, device)
+    rng = np.random.default_rng(settings.seed)
+    resumable = {k: v for k, v in asdict(settings).items() if k not in ("epochs", "cache_gb")}
+    trainer = Trainer(Budget(epochs=settings.epochs),
                       state={"ecapa": model.ecapa, "classifier": classifier, "optimizer": optimizer,
                              "scheduler": scheduler},
                       rngs={"batches": rng}, checkpoint=out / "last.pt",
-                      identity={"speakers": speakers, "val_utts": [str(u) for u in val_utts], "settings": settings,
+                      identity={"speakers": speakers, "val_utts": [str(u) for u in val_utts], "settings": resumable,
                                 "pretrained": [file_digest(ckpt), file_digest(wavlm_file)]},
-                      columns=("epoch", "loss", "val_loss", "val_error", "lr"), metric="val_loss")
+                      columns=("epoch", "loss", "val_loss", "val_error", "lr"), metric="val_loss", quiet=quiet)
     if trainer.resume() and not quiet:
         print(f"resuming after epoch {trainer.epoch} from {trainer.checkpoint}")
 
@@ -451,12 +448,12 @@ def finetune_ecapa_ssl(data: DataDir, pretrained: str | os.PathLike, out_dir: st
                   f"error {100 * _record['val_error']:.1f} % (best loss {trainer.best:.3f})")
 
     write_log()
-    epoch_fn = FinetuneEpoch(batches, classifier, optimizer, scheduler, rng, (train_x, train_y), (val_x, val_y),
-                             out, wavlm_file, quiet)
-    trainer.run(epoch_fn, lambda epoch: epoch_fn.val_loss, after_epoch=write_log)
+    recipe = EcapaSslRecipe(batches, classifier, optimizer, rng, (train_x, train_y), (val_x, val_y), out, wavlm_file,
+                            scheduler)
+    trainer.run(recipe, after_epoch=write_log)
     best = min(trainer.history, key=lambda r: r["val_loss"])
     return {"out_dir": str(out), "speakers": len(speakers), "train_utts": len(train_utts),
             "val_utts": len(val_utts), "train_chunks": len(train_x), "val_chunks": len(val_x),
-            "unused_utts": train_none + val_none, "steps_per_epoch": len(train_x) // cfg.batch_size,
+            "unused_utts": train_none + val_none, "steps_per_epoch": len(train_x) // settings.batch_size,
             "epoch": trainer.epoch, "best_epoch": best["epoch"], "best_val_loss": best["val_loss"],
             "history": trainer.history}

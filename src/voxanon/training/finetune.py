@@ -49,7 +49,7 @@ from voxanon.models.checkpoint import save_atomic
 from voxanon.models.speaker import SpeakerEncoder
 from voxanon.progress import Progress
 from voxanon.training.asv import AAMSoftmax
-from voxanon.training.trainer import Budget, Trainer
+from voxanon.training.trainer import Budget, Recipe, Trainer
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,7 @@ class FinetuneSettings:
     #: 1e-5 (the first default) left both encoders where they started on the corpus's few steps
     lr: float = 1e-3
     loss: str = "ge2e"
+    seed: int = 0
 
     def __post_init__(self) -> None:
         if self.loss not in ("ge2e", "aam"):
@@ -207,9 +208,9 @@ def _partial(mel: np.ndarray, frames: int, rng: np.random.Generator) -> np.ndarr
 
 
 @dataclass
-class FinetuneEpoch:
-    """One epoch of the recipe: ``steps`` batches of ``n`` random speakers x ``m`` random utterances (one partial
-    each), the GE2E or AAM loss, gradient clipping at 3."""
+class FinetuneRecipe(Recipe):
+    """``steps_per_epoch`` batches of ``n`` random speakers x ``m`` random utterances (one partial each), the GE2E or
+    AAM loss, gradient clipping at 3; validation: ``score()``, the EER (%) of the live encoder."""
 
     model: FinetuneModel
     loss_fn: nn.Module
@@ -219,41 +220,44 @@ class FinetuneEpoch:
     spk_utts: list[list[str]]
     n: int
     m: int
-    steps: int
+    steps_per_epoch: int
     settings: FinetuneSettings
     device: str
-    quiet: bool
+    score: Callable[[], float]
 
-    def __call__(self, epoch: int) -> dict:
-        """Train epoch ``epoch``; its mean loss."""
-        n, m, rng, device = self.n, self.m, self.rng, self.device
-        module, frames = self.model.module, self.model.partial_frames
-        module.train()
-        total = 0.0
-        progress = Progress(self.steps, f"epoch {epoch}/{self.settings.epochs}", quiet=self.quiet)
-        for _ in range(self.steps):
+    def __post_init__(self) -> None:
+        self.clip = (list(self.model.module.parameters()), 3.0)
+
+    def steps(self, epoch: int) -> int:
+        return self.steps_per_epoch
+
+    def batches(self, epoch: int):
+        n, m, rng, frames = self.n, self.m, self.rng, self.model.partial_frames
+        self.model.module.train()
+        for _ in range(self.steps_per_epoch):
             chosen = rng.choice(len(self.spk_utts), n, replace=False)
             batch = [_partial(self.mels[u], frames, rng) for k in chosen
                      for u in rng.choice(self.spk_utts[k], m, replace=len(self.spk_utts[k]) < m)]
-            emb = self.model.embed(torch.from_numpy(np.stack(batch)).to(device))
-            if self.settings.loss == "ge2e":
-                loss = self.loss_fn(emb.reshape(n, m, -1))
-            else:
-                loss = self.loss_fn(emb, torch.from_numpy(np.repeat(chosen, m)).to(device))
-            self.optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(module.parameters(), 3.0)
-            self.optimizer.step()
-            total += loss.item()
-            progress.update()
-        progress.close()
-        module.eval()
-        return {"loss": total / self.steps}
+            yield torch.from_numpy(np.stack(batch)).to(self.device), chosen
+
+    def loss(self, batch) -> tuple[torch.Tensor, float]:
+        partials, chosen = batch
+        emb = self.model.embed(partials)
+        if self.settings.loss == "ge2e":
+            return self.loss_fn(emb.reshape(self.n, self.m, -1)), 1
+        return self.loss_fn(emb, torch.from_numpy(np.repeat(chosen, self.m)).to(self.device)), 1
+
+    def end_epoch(self, epoch: int, loss: float) -> dict:
+        self.model.module.eval()
+        return {"loss": loss}
+
+    def validate(self, epoch: int) -> float:
+        return self.score()
 
 
-def finetune_encoder(encoder: str, train: DataDir, settings: FinetuneSettings, out_dir: str | os.PathLike, *,
-                     validate: Callable[[SpeakerEncoder], float], preprocess: Callable[[np.ndarray], np.ndarray],
-                     seed: int = 0, device: str = "cpu", quiet: bool = False) -> tuple[Path, list[dict]]:
+def train_finetune(train: DataDir, out_dir: str | os.PathLike, settings: FinetuneSettings, *, encoder: str,
+                   validate: Callable[[SpeakerEncoder], float], preprocess: Callable[[np.ndarray], np.ndarray],
+                   device: str = "cpu", quiet: bool = False) -> tuple[Path, list[dict]]:
     """Fine-tune the pretrained ``encoder`` (``ge2e`` or ``dvector``) on ``train`` (or resume); returns
     ``OUT/best.pt`` (loadable as ``<encoder>:OUT/best.pt``) and the log.
 
@@ -283,14 +287,14 @@ def finetune_encoder(encoder: str, train: DataDir, settings: FinetuneSettings, o
     loss_fn = (GE2ELoss() if settings.loss == "ge2e"
                else AAMSoftmax(dim, len(speakers), margin=0.2, scale=30.0)).to(device)
     optimizer = torch.optim.Adam(list(model.module.parameters()) + list(loss_fn.parameters()), lr=settings.lr)
-    rng = np.random.default_rng(seed)
-    torch.manual_seed(seed)
-    identity = {"settings": {k: v for k, v in asdict(settings).items() if k != "epochs"}, "speakers": speakers,
-                "seed": seed, "encoder": encoder}
+    rng = np.random.default_rng(settings.seed)
+    torch.manual_seed(settings.seed)
+    identity = {"settings": {k: v for k, v in asdict(settings).items() if k not in ("epochs", "seed")},
+                "speakers": speakers, "seed": settings.seed, "encoder": encoder}
     trainer = Trainer(Budget(epochs=settings.epochs),
                       state={"model": model.module, "loss": loss_fn, "optimizer": optimizer},
                       rngs={"batches": rng}, checkpoint=out / "last.pt", identity=identity,
-                      columns=("epoch", "loss", "val_eer"))
+                      columns=("epoch", "loss", "val_eer"), quiet=quiet)
 
     def keep(epoch: int, eer: float) -> None:
         model.save(out / "best.pt", epoch=epoch, val_eer=eer)
@@ -307,7 +311,7 @@ def finetune_encoder(encoder: str, train: DataDir, settings: FinetuneSettings, o
             print(f"epoch {record['epoch']}: loss {record['loss']:.3f}, dev EER {record['val_eer']:.2f} % "
                   f"(best {trainer.best:.2f} %)")
 
-    train_epoch = FinetuneEpoch(model, loss_fn, optimizer, rng, mels, [train.spk2utt[s] for s in speakers], n, m,
-                                steps, settings, device, quiet)
-    history = trainer.run(train_epoch, lambda epoch: validate(model.encoder), keep, report)
+    recipe = FinetuneRecipe(model, loss_fn, optimizer, rng, mels, [train.spk2utt[s] for s in speakers], n, m, steps,
+                            settings, device, lambda: validate(model.encoder))
+    history = trainer.run(recipe, keep, report)
     return out / "best.pt", history

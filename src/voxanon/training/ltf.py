@@ -54,7 +54,7 @@ from voxanon.models.ltf.speaker import SpeakerPredictor
 from voxanon.progress import Progress
 from voxanon.training.acoustic_features import list_utterances
 from voxanon.training.asrbn import hold_out
-from voxanon.training.trainer import Run, StepTrainer
+from voxanon.training.trainer import Budget, Recipe, Run, Schedule, Trainer
 
 SAMPLE_RATE = 16000
 INITS = ("universal", "scratch")
@@ -213,8 +213,8 @@ def build(cfg: LtfConfig, settings: LtfSettings, n_speakers: int,
     return net, spk
 
 
-def train_ltf(train_dirs: list[str], out_dir: str, *, cfg: LtfConfig = LtfConfig(),
-              settings: LtfSettings = LtfSettings(), device: str = "auto", threads: int = 0, command: str = "",
+def train_ltf(train_dirs: list[str], out_dir: str, settings: LtfSettings = LtfSettings(), *,
+              cfg: LtfConfig = LtfConfig(), device: str = "auto", threads: int = 0, command: str = "",
               quiet: bool = False) -> dict:
     """Train (resuming from ``out_dir/checkpoint.pt`` when present); write ``model.pt`` + ``model.json``."""
     run = Run.start(out_dir, settings, device, threads)
@@ -279,57 +279,88 @@ def train_ltf(train_dirs: list[str], out_dir: str, *, cfg: LtfConfig = LtfConfig
     return summary
 
 
-class LtfStep:
-    """One optimizer step of the recipe: random aligned segments, the content loss through the frozen encoder,
-    the FVQ loss and (with a predictor) the adversarial speaker loss; the learning rate decays once per epoch
-    (``per_epoch`` steps; ``step``: the steps already made).
-    :meth:`code_usage` gives the codebook usage since its last call."""
+@dataclasses.dataclass
+class LtfRecipe(Recipe):
+    """Random aligned segments, the content loss through the frozen encoder, the FVQ loss and (with a predictor)
+    the adversarial speaker loss, gradient clipping at 10; the learning rate decays once per epoch
+    (``per_epoch`` steps); validation: the content loss of ``valid``'s segments. A log record adds the codebook
+    usage since the last record."""
 
-    def __init__(self, net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, opt: torch.optim.Optimizer,
-                 params: list, items: list[Utterance], index: dict[str, int], frames: int, rng: np.random.Generator,
-                 settings: LtfSettings, device: str, per_epoch: int, step: int) -> None:
-        self.net, self.spk, self.judge, self.opt, self.params = net, spk, judge, opt, params
-        self.items, self.index, self.frames, self.rng, self.settings, self.device = items, index, frames, rng, settings, device
-        self.per_epoch, self.step = per_epoch, step
+    net: LtfNet
+    spk: SpeakerPredictor | None
+    judge: Judge
+    optimizer: torch.optim.Optimizer
+    params: list
+    items: list[Utterance]
+    index: dict[str, int]
+    frames: int
+    rng: np.random.Generator
+    settings: LtfSettings
+    device: str
+    per_epoch: int
+    valid: tuple[torch.Tensor, torch.Tensor] | None
+
+    def __post_init__(self) -> None:
+        self.clip = (self.params, 10.0)
         self.codes_seen: list[torch.Tensor] = []
+        self.last: dict[str, torch.Tensor] = {}
 
-    def __call__(self) -> tuple[float, dict]:
-        """One step; its learning rate and loss terms."""
+    def batches(self, epoch: int):
+        while True:
+            yield tuple(t.to(self.device) for t in sample(self.items, self.settings.batch_size, self.frames,
+                                                          self.judge, self.rng, self.index))
+
+    def loss(self, batch) -> tuple[torch.Tensor, float]:
         settings, judge, spk = self.settings, self.judge, self.spk
-        lr = settings.lr * settings.lr_decay ** (self.step // self.per_epoch)
-        for group in self.opt.param_groups:
-            group["lr"] = lr
-        content, original, who = (t.to(self.device) for t in sample(self.items, settings.batch_size, self.frames,
-                                                                     judge, self.rng, self.index))
+        content, original, who = batch
         out, codes, vq_loss, q = self.net(content)
         with torch.no_grad():
             target = judge.features(original)
         l_c = content_loss(target, judge.features(out))
-        terms = {"l_c": l_c, "l_vq": vq_loss}
+        self.last = {"l_c": l_c, "l_vq": vq_loss}
         loss = settings.lambda_c * l_c + settings.lambda_vq * vq_loss
         if spk is not None:
-            terms["l_s"] = F.cross_entropy(spk(q), who)
-            loss = loss + settings.lambda_s * terms["l_s"]
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.params, 10.0)
-        self.opt.step()
-        self.step += 1
+            self.last["l_s"] = F.cross_entropy(spk(q), who)
+            loss = loss + settings.lambda_s * self.last["l_s"]
         self.codes_seen.append(codes.detach().cpu())
-        return lr, {k: v.item() for k, v in {"loss": loss, **terms}.items()}
+        return loss, 1
 
-    def code_usage(self) -> dict:
+    def learning_rate(self, step: int, progress: float) -> float:
+        return self.settings.lr * self.settings.lr_decay ** (step // self.per_epoch)
+
+    def terms(self, loss: float) -> dict[str, float]:
+        return {"loss": loss, **{k: v.item() for k, v in self.last.items()}}
+
+    def record_extra(self) -> dict:
         """Codebook usage and perplexity of the codes drawn since the last call."""
         used = usage(torch.cat([c.flatten() for c in self.codes_seen]), self.net.cfg.codebook_size)
         self.codes_seen.clear()
         return used
 
+    def validate(self, epoch: int) -> float | None:
+        if self.valid is None:
+            return None
+        return valid_loss(self.net, self.judge, self.valid, self.device, self.settings.batch_size)
+
+    def payload(self) -> dict:
+        spk, mapping = self.spk, self.judge.mapping
+        return {"model": self.net.state_dict(), "speaker": spk.state_dict() if spk is not None else None,
+                "config": dataclasses.asdict(self.net.cfg), "settings": dataclasses.asdict(self.settings),
+                "speakers": sorted(self.index, key=self.index.get),
+                "melmap": mapping.state() if mapping is not None else None}
+
+    def describe(self, record: dict) -> str:
+        return (f"step {record['step']} | L {record['loss']:.4f} | L_c {record['l_c']:.4f}"
+                + (f" | L_s {record['l_s']:.3f}" if "l_s" in record else "")
+                + f" | vq {record['l_vq']:.4f} | perplexity {record['perplexity']:.0f}"
+                + (f" | valid L_c {record['valid_l_c']:.4f}" if "valid_l_c" in record else ""))
+
 
 def fit(net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, items: list[Utterance],
         valid_items: list[Utterance], index: dict[str, int], frames: int, run: Run, settings: LtfSettings,
         quiet: bool) -> dict:
-    """The recipe's step on a :class:`StepTrainer` (resumable from ``run.resumed``); returns the loop's part of the
-    summary."""
+    """Train ``net`` (:class:`LtfRecipe`) on the step-driven :class:`Trainer` (resumable from ``run.resumed``);
+    returns the loop's part of the summary."""
     device, encoder = run.device, judge.encoder
     rng = np.random.default_rng(settings.seed)
     torch.manual_seed(settings.seed)
@@ -343,10 +374,12 @@ def fit(net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, items: list[Utt
     opt = torch.optim.AdamW(params, lr=settings.lr, betas=(0.8, 0.99))
     audio = sum(len(it.wav) for it in items)
     per_epoch = max(1, audio // (settings.batch_size * settings.segment))
-    trainer = StepTrainer(run, opt, rng, total_steps=(math.ceil(settings.epochs * per_epoch)
-                                                      if settings.epochs is not None else None),
-                          minutes=settings.minutes, log_every=settings.log_every, valid_every_s=settings.valid_every_s,
-                          checkpoint_every_s=settings.checkpoint_every_s, valid_key="valid_l_c")
+    trainer = Trainer(Budget(steps=math.ceil(settings.epochs * per_epoch) if settings.epochs is not None else None,
+                             minutes=settings.minutes),
+                      state={"optimizer": opt}, rngs={"batches": rng}, checkpoint=run.out / "checkpoint.pt",
+                      log=run.out / "train_log.jsonl", metric="valid_l_c", quiet=quiet,
+                      schedule=Schedule(settings.log_every, settings.valid_every_s, settings.checkpoint_every_s))
+    trainer.restore(run.resumed)
     valid = middle_segments(valid_items, frames, judge) if valid_items else None
     if not quiet:
         print(f"{'resuming at step ' + str(trainer.step) if run.resumed else 'training'}: {len(items)} utterances "
@@ -355,24 +388,8 @@ def fit(net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, items: list[Utt
               + (f", speaker predictor {n_params(spk) / 1e6:.2f} M" if spk is not None else "")
               + f", output {net.cfg.output} on {device}",
               file=sys.stderr, flush=True)
-    train_step = LtfStep(net, spk, judge, opt, params, items, index, frames, rng, settings, device, per_epoch,
-                         trainer.step)
-
-    def describe(record: dict) -> str:
-        return (f"step {record['step']} | L {record['loss']:.4f} | L_c {record['l_c']:.4f}"
-                + (f" | L_s {record['l_s']:.3f}" if "l_s" in record else "")
-                + f" | vq {record['l_vq']:.4f} | perplexity {record['perplexity']:.0f}"
-                + (f" | valid L_c {record['valid_l_c']:.4f}" if "valid_l_c" in record else ""))
-
-    def payload() -> dict:
-        return {"model": net.state_dict(), "speaker": spk.state_dict() if spk is not None else None,
-                "config": dataclasses.asdict(net.cfg), "settings": dataclasses.asdict(settings),
-                "speakers": sorted(index, key=index.get),
-                "melmap": judge.mapping.state() if judge.mapping is not None else None}
-
-    records = trainer.run(train_step, payload, extra=train_step.code_usage, describe=None if quiet else describe,
-                          validate=(lambda: valid_loss(net, judge, valid, device, settings.batch_size))
-                          if valid is not None else None)
+    records = trainer.run(LtfRecipe(net, spk, judge, opt, params, items, index, frames, rng, settings, device,
+                                    per_epoch, valid))
     last = next((r for r in reversed(records)), {})
     return {"steps": trainer.step, "steps_per_epoch": per_epoch, "train_seconds": round(trainer.seconds, 1),
             "parameters": n_params(net), "speaker_parameters": n_params(spk) if spk is not None else 0,

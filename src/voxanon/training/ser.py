@@ -13,8 +13,7 @@ from torch import nn
 from voxanon.data.iemocap import EMOTIONS
 from voxanon.models.checkpoint import save_atomic
 from voxanon.models.ser.compact import CHECKPOINT_FORMAT, CompactSER, CompactSERNet
-from voxanon.progress import Progress
-from voxanon.training.trainer import Budget, Trainer
+from voxanon.training.trainer import Budget, Recipe, Trainer, epoch_order
 
 
 def _crop_batch(feats: list[torch.Tensor], idx: list[int], frames: int, gen: torch.Generator) -> torch.Tensor:
@@ -39,48 +38,49 @@ def class_weights(targets: torch.Tensor, n_classes: int) -> torch.Tensor:
     return weights
 
 
+@dataclass(frozen=True)
+class CompactSerSettings:
+    """Training settings; each batch uses random crops of up to ``crop_frames`` frames."""
+
+    epochs: int = 15
+    batch_size: int = 32
+    crop_frames: int = 300
+    channels: int = 128
+    lr: float = 1e-3
+    seed: int = 0
+
+
 @dataclass
-class SerEpoch:
-    """One epoch of the recipe: shuffled batches of random crops, class-weighted cross-entropy; the epoch's RNG is
-    seeded from ``(seed, epoch)`` (resumed runs equal straight ones)."""
+class SerRecipe(Recipe):
+    """Shuffled batches of random crops, class-weighted cross-entropy; the epoch's RNG is seeded from
+    ``(seed, epoch)`` (resumed runs equal straight ones)."""
 
     net: CompactSERNet
-    optimiser: torch.optim.Optimizer
+    optimizer: torch.optim.Optimizer
     loss_fn: nn.Module
     feats: list[torch.Tensor]
     y: torch.Tensor
-    batch_size: int
-    crop_frames: int
-    seed: int
-    epochs: int
-    desc: str
-    progress: Progress
+    settings: CompactSerSettings
 
-    def __call__(self, epoch: int) -> dict:
-        """Train epoch ``epoch`` (1-based); its mean loss."""
-        feats, batch_size = self.feats, self.batch_size
-        torch.manual_seed(self.seed * 100_003 + epoch - 1)  # dropout: same model whether resumed or not
-        gen = torch.Generator().manual_seed(self.seed * 100_003 + epoch - 1)
-        order = torch.randperm(len(feats), generator=gen).tolist()
+    def steps(self, epoch: int) -> int:
+        return math.ceil(len(self.feats) / self.settings.batch_size)
+
+    def batches(self, epoch: int):
+        batch_size = self.settings.batch_size
+        gen, order = epoch_order(self.settings.seed, epoch, len(self.feats))
         self.net.train()
-        total = 0.0
-        for b in range(math.ceil(len(feats) / batch_size)):
+        for b in range(self.steps(epoch)):
             idx = order[b * batch_size:(b + 1) * batch_size]
-            loss = self.loss_fn(self.net(_crop_batch(feats, idx, self.crop_frames, gen)), self.y[idx])
-            self.optimiser.zero_grad()
-            loss.backward()
-            self.optimiser.step()
-            total += loss.item() * len(idx)
-            self.progress.desc = (f"{self.desc} epoch {epoch}/{self.epochs} "
-                                  f"loss {total / (b * batch_size + len(idx)):.3f}")
-            self.progress.update()
-        return {"loss": total / len(feats)}
+            yield _crop_batch(self.feats, idx, self.settings.crop_frames, gen), self.y[idx]
+
+    def loss(self, batch) -> tuple[torch.Tensor, float]:
+        x, y = batch
+        return self.loss_fn(self.net(x), y), len(y)
 
 
-def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.PathLike, *,
-        labels: tuple[str, ...] = EMOTIONS, epochs: int = 15, batch_size: int = 32, crop_frames: int = 300, channels: int = 128,
-        lr: float = 1e-3, seed: int = 0, meta: dict | None = None, desc: str = "SER training",
-        quiet: bool = False) -> CompactSER:
+def train_ser(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.PathLike,
+              settings: CompactSerSettings = CompactSerSettings(), *, labels: tuple[str, ...] = EMOTIONS,
+              meta: dict | None = None, desc: str = "SER training", quiet: bool = False) -> CompactSER:
     """Train a :class:`CompactSERNet` on log-mel features; resumable, checkpoints written atomically.
 
     Parameters
@@ -95,37 +95,35 @@ def fit(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.Path
         last finished epoch; a rerun with the same settings resumes from it
         (epoch ``e`` always uses the RNG seeded with ``(seed, e)``, so resuming
         gives the same model); with other settings training restarts.
-    epochs, batch_size, crop_frames, channels, lr, seed
-        Training settings; each batch uses random crops of up to ``crop_frames`` frames.
+    settings : CompactSerSettings
     meta : dict, optional
         Stored in the checkpoint (e.g. the fold and its training speakers).
     """
     if not feats or len(feats) != len(targets):
-        raise ValueError("fit needs as many targets as (non-zero) training utterances")
+        raise ValueError("train_ser needs as many targets as (non-zero) training utterances")
     checkpoint = Path(checkpoint)
     partial = checkpoint.with_name(checkpoint.name + ".partial")
-    config = {"n_mels": int(feats[0].shape[0]), "channels": channels, "n_classes": len(labels)}
-    settings = {"n_utts": len(feats), "batch_size": batch_size, "crop_frames": crop_frames, "lr": lr, "seed": seed}
+    s = settings
+    config = {"n_mels": int(feats[0].shape[0]), "channels": s.channels, "n_classes": len(labels)}
+    identity = {"n_utts": len(feats), "batch_size": s.batch_size, "crop_frames": s.crop_frames, "lr": s.lr,
+                "seed": s.seed}
     y = torch.tensor(targets)
-    torch.manual_seed(seed)
+    torch.manual_seed(s.seed)
     net = CompactSERNet(**config)
     n_frames = sum(f.shape[1] for f in feats)
     mean = sum(f.double().sum(dim=1) for f in feats) / n_frames
     var = sum(f.double().pow(2).sum(dim=1) for f in feats) / n_frames - mean.pow(2)
     net.mean.copy_(mean.float())
     net.std.copy_(var.clamp_min(1e-6).sqrt().float())
-    optimiser = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=1e-4)
+    optimizer = torch.optim.Adam(net.parameters(), lr=s.lr, weight_decay=1e-4)
     loss_fn = nn.CrossEntropyLoss(weight=class_weights(y, len(labels)))
-    trainer = Trainer(Budget(epochs=epochs), state={"model": net, "optimiser": optimiser}, checkpoint=partial,
-                      identity={"config": config, "settings": settings}, on_mismatch="restart",
-                      columns=("epoch", "loss"))
+    trainer = Trainer(Budget(epochs=s.epochs), state={"model": net, "optimiser": optimizer}, checkpoint=partial,
+                      identity={"config": config, "settings": identity}, on_mismatch="restart",
+                      columns=("epoch", "loss"), desc=f"{desc} ", quiet=quiet)
     trainer.resume()
-    progress = Progress((epochs - trainer.epoch) * math.ceil(len(feats) / batch_size), desc, quiet=quiet)
-
-    trainer.run(SerEpoch(net, optimiser, loss_fn, feats, y, batch_size, crop_frames, seed, epochs, desc, progress))
-    progress.close()
-    meta = {**(meta or {}), "epochs": epochs, "losses": [r["loss"] for r in trainer.history],
-            "batch_size": batch_size, "crop_frames": crop_frames, "lr": lr, "seed": seed,
+    trainer.run(SerRecipe(net, optimizer, loss_fn, feats, y, s))
+    meta = {**(meta or {}), "epochs": s.epochs, "losses": [r["loss"] for r in trainer.history],
+            "batch_size": s.batch_size, "crop_frames": s.crop_frames, "lr": s.lr, "seed": s.seed,
             "train_seconds": trainer.seconds}
     save_atomic({"format": CHECKPOINT_FORMAT, "labels": list(labels), "config": config,
                  "state_dict": net.state_dict(), "meta": meta}, checkpoint)

@@ -1,12 +1,16 @@
-"""The one training loop every recipe runs on: budget, resume, RNG state, checkpoints, log and best-by-validation.
+"""The one training loop every recipe runs on: the batch loop, budget, resume, RNG state, checkpoints, log and
+best-by-validation.
 
-A recipe builds its model, optimizer(s), scheduler and batches and hands the
-trainer (:class:`Trainer`) what has state (anything with ``state_dict`` /
-``load_state_dict``) and its numpy generators; it gives :meth:`Trainer.run` a
-function that trains one epoch and returns that epoch's log record, and
-optionally a validation function whose score (lower is better) selects the
-best epoch. The trainer owns everything around those calls:
+A recipe (:class:`Recipe`) is its data, its loss and its validation: it builds
+its model, optimizer, scheduler and batches, and gives the trainer
+(:class:`Trainer`) what has state (anything with ``state_dict`` /
+``load_state_dict``) and its numpy generators. The trainer owns everything
+else:
 
+* the batch loop: for each batch of :meth:`Recipe.batches`, the recipe's
+  :meth:`Recipe.loss`, then ``zero_grad``, ``backward``, the optional gradient
+  clipping, the optimizer step and the scheduler step (after every step, or
+  after every epoch), the epoch's mean loss and its progress line;
 * the budget: a number of epochs and/or a wall-time limit in minutes (time
   spent in earlier sessions counts; the epoch that passes the limit finishes);
 * the checkpoint: after every epoch, written atomically, holding every state
@@ -27,8 +31,8 @@ as with a hand-written loop making the same calls in the same order.
 
 The step-driven generator recipes (acoustic, asrbn, ltf) report every few
 steps rather than per epoch, validate and checkpoint every so many seconds and
-spend a budget of steps or minutes: they run on :class:`StepTrainer` (same
-duties, step-driven) in a :class:`Run` (output folder, device, checkpoint).
+spend a budget of steps or minutes: the same trainer with a :class:`Schedule`,
+in a :class:`Run` (output folder, device, checkpoint).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -50,6 +54,7 @@ import torch
 from voxanon.atomic import write_text
 from voxanon.errors import ConfigError, ModelError, RunError
 from voxanon.models.checkpoint import load_checkpoint, save_atomic
+from voxanon.progress import Progress
 
 FORMAT = "voxanon-training/1"
 
@@ -120,14 +125,20 @@ class TrainLog:
 
 @dataclasses.dataclass(frozen=True)
 class Budget:
-    """How long to train: ``epochs`` and/or ``minutes`` of training time (at least one)."""
+    """How long to train: ``epochs`` (or, step-driven, ``steps``) and/or ``minutes`` of training time (at least
+    one)."""
 
     epochs: int | None = None
     minutes: float | None = None
+    steps: int | None = None
 
     def __post_init__(self) -> None:
-        if self.epochs is None and self.minutes is None:
+        if self.epochs is None and self.minutes is None and self.steps is None:
             raise ConfigError("give a number of epochs (--epochs) or a time budget (--minutes)")
+
+    def spent(self, step: int, seconds: float) -> float:
+        """The part of a step-driven budget spent after ``step`` steps and ``seconds`` of training (1.0: done)."""
+        return step / self.steps if self.steps is not None else seconds / (self.minutes * 60.0)
 
     def stop(self, epoch: int, seconds: float) -> str | None:
         """Why training stops before epoch ``epoch + 1`` after ``seconds`` of training (None: it goes on)."""
@@ -138,8 +149,100 @@ class Budget:
         return None
 
 
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    """A step-driven run's reporting: a log record every ``log_every`` steps, validation when ``valid_every_s``
+    seconds have passed since the last one, a checkpoint every ``checkpoint_every_s`` seconds (and all three at
+    the end)."""
+
+    log_every: int
+    valid_every_s: float
+    checkpoint_every_s: float
+
+
+class Recipe:
+    """What a recipe gives the :class:`Trainer`: its optimizer, its batches, its loss and its validation.
+
+    A subclass sets ``optimizer`` and, when it has them, ``scheduler`` (stepped after every optimizer step, or
+    after every epoch when ``scheduler_every`` is ``"epoch"``) and ``clip`` (parameters, maximum gradient norm), and
+    implements :meth:`steps`, :meth:`batches` and :meth:`loss`. A step-driven recipe (a trainer with a
+    :class:`Schedule`) implements :meth:`batches` (``batches(0)`` yields without end), :meth:`loss`,
+    :meth:`learning_rate`, :meth:`terms`, :meth:`payload` and :meth:`describe`.
+    """
+
+    optimizer: torch.optim.Optimizer
+    scheduler: Any = None
+    scheduler_every: str = "step"
+    clip: tuple[list[torch.nn.Parameter], float] | None = None
+
+    def steps(self, epoch: int) -> int:
+        """How many batches epoch ``epoch`` has (for its progress line)."""
+        raise NotImplementedError
+
+    def batches(self, epoch: int) -> Iterable:
+        """Epoch ``epoch``'s batches (1-based epochs); a generator sets up the epoch (train mode, seeds, learning
+        rate) before its first batch and draws each batch when it is asked for it."""
+        raise NotImplementedError
+
+    def loss(self, batch) -> tuple[torch.Tensor, float]:
+        """The loss of ``batch`` (to minimise) and its weight in the epoch's mean loss."""
+        raise NotImplementedError
+
+    def end_epoch(self, epoch: int, loss: float) -> dict:
+        """The epoch's log values, given its mean loss (after its last step)."""
+        return {"loss": loss}
+
+    def validate(self, epoch: int) -> float | None:
+        """The epoch's validation score, lower is better (None: no candidate for the best)."""
+        return None
+
+    def learning_rate(self, step: int, progress: float) -> float:
+        """A step-driven recipe's learning rate for step ``step`` (0-based), ``progress`` of the budget spent."""
+        raise NotImplementedError
+
+    def terms(self, loss: float) -> dict[str, float]:
+        """A step-driven recipe's log terms of the step just made, given its loss."""
+        return {"loss": loss}
+
+    def record_extra(self) -> dict:
+        """What a step-driven log record adds after the averaged terms (e.g. code usage since the last record)."""
+        return {}
+
+    def payload(self) -> dict:
+        """What a step-driven checkpoint holds beside the loop's state (the network, its config ...)."""
+        raise NotImplementedError
+
+    def describe(self, record: dict) -> str:
+        """A step-driven log record as a progress line."""
+        return f"step {record['step']}"
+
+
+def epoch_order(seed: int, epoch: int, n: int) -> tuple[torch.Generator, list[int]]:
+    """Epoch ``epoch``'s generator and its shuffled order of ``n`` items; the generator and the torch RNG (dropout)
+    are seeded from ``(seed, epoch)``, so a resumed run draws what an uninterrupted one does."""
+    epoch_seed = seed * 100_003 + epoch - 1
+    torch.manual_seed(epoch_seed)
+    gen = torch.Generator().manual_seed(epoch_seed)
+    return gen, torch.randperm(n, generator=gen).tolist()
+
+
+def optimizer_step(recipe: Recipe, batch) -> tuple[float, float]:
+    """One step of ``recipe`` on ``batch``: its loss, ``zero_grad``, ``backward``, the clipping, the optimizer step
+    and (per step) the scheduler step; returns the loss and its weight."""
+    loss, n = recipe.loss(batch)
+    recipe.optimizer.zero_grad()
+    loss.backward()
+    if recipe.clip is not None:
+        torch.nn.utils.clip_grad_norm_(*recipe.clip)
+    recipe.optimizer.step()
+    if recipe.scheduler is not None and recipe.scheduler_every == "step":
+        recipe.scheduler.step()
+    return loss.item(), n
+
+
 class Trainer:
-    """The epoch loop of a recipe (see the module docstring).
+    """The training loop of a recipe, epoch after epoch or, with a :class:`Schedule`, step after step (see the
+    module docstring).
 
     Parameters
     ----------
@@ -162,12 +265,23 @@ class Trainer:
         then ``metric`` when validated.
     metric : str
         The validation score's key in the record.
+    desc : str
+        What the progress line of an epoch starts with (e.g. ``"SER fold 1 "``).
+    quiet : bool
+        No progress line.
+    schedule : Schedule, optional
+        Step-driven (see :meth:`run_steps`): the budget counts ``steps`` (or minutes), the log has a record
+        every few steps (keyed ``step``), validation and checkpoints follow the clock; ``checkpoint`` is then
+        written in the step-driven form (the recipe's :meth:`Recipe.payload`, ``optimizer``, ``step``,
+        ``seconds``, ``rng`` and ``torch_rng``) and restored with :meth:`restore`.
     """
 
-    def __init__(self, budget: Budget, *, state: dict[str, Stateful], rngs: dict[str, np.random.Generator] | None = None,
+    def __init__(self, budget: Budget, *, state: dict[str, Stateful],
+                 rngs: dict[str, np.random.Generator] | None = None,
                  checkpoint: str | os.PathLike | None = None, identity: dict | None = None,
                  on_mismatch: str = "error", log: str | os.PathLike | None = None,
-                 columns: tuple[str, ...] | None = None, metric: str = "val_eer") -> None:
+                 columns: tuple[str, ...] | None = None, metric: str = "val_eer", desc: str = "",
+                 quiet: bool = True, schedule: Schedule | None = None) -> None:
         if on_mismatch not in ("error", "restart"):
             raise ValueError(f"on_mismatch must be 'error' or 'restart', not {on_mismatch!r}")
         self.budget, self.state, self.rngs = budget, state, dict(rngs or {})
@@ -175,6 +289,8 @@ class Trainer:
         self.identity, self.on_mismatch = identity or {}, on_mismatch
         self.log_path = Path(log) if log is not None else None
         self.columns, self.metric = columns, metric
+        self.desc, self.quiet, self.schedule = desc, quiet, schedule
+        self.step = 0
         self.epoch, self.seconds, self.best = 0, 0.0, None
         self.history: list[dict] = []
         self.resumed = False
@@ -239,23 +355,40 @@ class Trainer:
             self.history.append(self._record(0, values, score))
             self.select(0, score, on_best)
 
-    def run(self, train_epoch: Callable[[int], dict], validate: Callable[[int], float] | None = None,
-            on_best: Callable[[int, float], None] | None = None,
-            after_epoch: Callable[[dict], None] | None = None) -> list[dict]:
-        """Train epoch after epoch until the budget is spent; returns the history.
+    def train_epoch(self, recipe: Recipe, epoch: int) -> dict:
+        """Run epoch ``epoch`` of ``recipe``'s batch loop; its log values (:meth:`Recipe.end_epoch`)."""
+        label = f"{self.desc}epoch {epoch}" + (f"/{self.budget.epochs}" if self.budget.epochs is not None else "")
+        progress = Progress(recipe.steps(epoch), label, quiet=self.quiet)
+        total, weight = 0.0, 0
+        for batch in recipe.batches(epoch):
+            loss, n = optimizer_step(recipe, batch)
+            total += loss * n
+            weight += n
+            progress.desc = f"{label} loss {total / weight:.3f}"
+            progress.update()
+        progress.close()
+        if recipe.scheduler is not None and recipe.scheduler_every == "epoch":
+            recipe.scheduler.step()
+        return recipe.end_epoch(epoch, total / weight)
 
-        ``train_epoch(epoch)`` (1-based) returns the record's values; ``validate(epoch)`` its score (None: this
-        epoch is not a candidate for the best);
-        ``after_epoch(record)`` runs after the checkpoint (e.g. to print).
+    def run(self, recipe: Recipe, on_best: Callable[[int, float], None] | None = None,
+            after_epoch: Callable[[dict], None] | None = None) -> list[dict]:
+        """Train ``recipe`` epoch after epoch (step after step with a :class:`Schedule`: :meth:`run_steps`) until
+        the budget is spent; returns the history.
+
+        After each epoch, :meth:`Recipe.validate` gives its score; ``after_epoch(record)`` runs after the
+        checkpoint (e.g. to print).
         """
+        if self.schedule is not None:
+            return self.run_steps(recipe)
         log = (TrainLog(self.log_path, self.epoch if self.resumed else None, key="epoch")
                if self.log_path is not None else None)
         while (stop := self.budget.stop(self.epoch, self.seconds)) is None:
             epoch = self.epoch + 1
             t0 = time.monotonic()
-            values = train_epoch(epoch)
+            values = self.train_epoch(recipe, epoch)
             self.seconds += time.monotonic() - t0
-            score = validate(epoch) if validate is not None else None
+            score = recipe.validate(epoch)
             record = self._record(epoch, values, score)
             self.history.append(record)
             if score is not None:
@@ -268,6 +401,75 @@ class Trainer:
                 after_epoch(record)
         self.stopped_by = stop
         return self.history
+
+    def restore(self, resumed: dict | None) -> None:
+        """Step-driven: put back the loop's state from ``resumed`` (a checkpoint already read, e.g.
+        :attr:`Run.resumed`; None: a fresh start)."""
+        if resumed is not None:
+            self.state["optimizer"].load_state_dict(resumed["optimizer"])
+            self.step, self.seconds = int(resumed["step"]), float(resumed["seconds"])
+            (rng,) = self.rngs.values()
+            rng.bit_generator.state = resumed["rng"]
+            if "torch_rng" in resumed:            # checkpoints of older versions lack it
+                torch.set_rng_state(resumed["torch_rng"])
+            self.resumed = True
+
+    def progress(self) -> float:
+        """Step-driven: the part of the budget spent (1.0: done)."""
+        return self.budget.spent(self.step, self.seconds)
+
+    def save_steps(self, payload: dict) -> None:
+        """Step-driven: write the checkpoint, ``payload`` and the loop's state (atomically)."""
+        (rng,) = self.rngs.values()
+        save_atomic({**payload, "optimizer": self.state["optimizer"].state_dict(), "step": self.step,
+                     "seconds": self.seconds, "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()},
+                    self.checkpoint)
+
+    def run_steps(self, recipe: Recipe) -> list[dict]:
+        """Step until the budget is spent; returns the log's records.
+
+        Each step sets the recipe's learning rate, then makes one :func:`optimizer_step` on its next batch; every
+        ``log_every`` steps (and at the end) the steps' terms, averaged since the last record, go to the log with
+        the recipe's :meth:`Recipe.record_extra`, the learning rate and seconds, plus the validation score (key
+        ``metric``) when ``valid_every_s`` seconds have passed since the last one (and at the end); the
+        checkpoint is written every ``checkpoint_every_s`` seconds and at the end.
+        """
+        schedule, log = self.schedule, TrainLog(self.log_path, self.step if self.resumed else None)
+        session, last_valid, last_ckpt = time.monotonic() - self.seconds, -math.inf, self.seconds
+        sums: dict[str, float] = {}
+        n = 0
+        batches = iter(recipe.batches(0))
+        while self.progress() < 1.0:
+            lr = recipe.learning_rate(self.step, self.progress())
+            for group in recipe.optimizer.param_groups:
+                group["lr"] = lr
+            terms = recipe.terms(optimizer_step(recipe, next(batches))[0])
+            self.step += 1
+            for k, v in terms.items():
+                sums[k] = sums.get(k, 0.0) + v
+            n += 1
+            self.seconds = time.monotonic() - session
+            done = self.progress() >= 1.0
+            if self.step % schedule.log_every == 0 or done:
+                record = {"step": self.step, **{k: round(v / n, 5) for k, v in sums.items()},
+                          **recipe.record_extra(), "lr": lr, "seconds": round(self.seconds, 1)}
+                sums, n = {}, 0
+                if self.seconds - last_valid >= schedule.valid_every_s or done:
+                    score = recipe.validate(self.step)
+                    if score is not None:
+                        record[self.metric] = round(score, 5)
+                        last_valid = self.seconds
+                        self.seconds = time.monotonic() - session
+                log.add(record)
+                if not self.quiet:
+                    share = 100 * min(self.progress(), 1.0)
+                    print(recipe.describe(record) + f" | {self.seconds / 60:.1f} min | {share:.0f} %",
+                          file=sys.stderr, flush=True)
+            if self.seconds - last_ckpt >= schedule.checkpoint_every_s or done:
+                self.save_steps(recipe.payload())
+                last_ckpt = self.seconds
+        self.history = log.records
+        return log.records
 
 
 @dataclasses.dataclass
@@ -292,78 +494,3 @@ class Run:
         out.mkdir(parents=True, exist_ok=True)
         ckpt = out / "checkpoint.pt"
         return cls(out, device, load_checkpoint(ckpt, "training checkpoint", RunError) if ckpt.exists() else None)
-
-
-class StepTrainer:
-    """The step-driven loop of the generator recipes (acoustic, asrbn, ltf), on a :class:`Run`.
-
-    The budget is ``total_steps`` or ``minutes`` of training (time of earlier sessions included); every
-    ``log_every`` steps (and at the end) the step's terms, averaged since the last record, go to
-    ``OUT/train_log.jsonl`` with the learning rate and seconds, plus the validation score (key ``valid_key``)
-    when ``valid_every_s`` seconds have passed since the last one (and at the end); ``OUT/checkpoint.pt``
-    (the recipe's ``payload()`` plus optimizer, step, seconds, numpy ``rng`` and torch RNG states) is written
-    atomically every ``checkpoint_every_s`` seconds and at the end. Constructing it resumes from ``run.resumed``.
-    """
-
-    def __init__(self, run: Run, optimizer: torch.optim.Optimizer, rng: np.random.Generator, *,
-                 total_steps: int | None, minutes: float | None, log_every: int, valid_every_s: float,
-                 checkpoint_every_s: float, valid_key: str) -> None:
-        self.run_, self.optimizer, self.rng = run, optimizer, rng
-        self.total_steps, self.budget = total_steps, minutes * 60.0 if minutes is not None else None
-        self.log_every, self.valid_every_s, self.checkpoint_every_s = log_every, valid_every_s, checkpoint_every_s
-        self.valid_key = valid_key
-        self.step, self.seconds = 0, 0.0
-        resumed = run.resumed
-        if resumed is not None:
-            optimizer.load_state_dict(resumed["optimizer"])
-            self.step, self.seconds = int(resumed["step"]), float(resumed["seconds"])
-            rng.bit_generator.state = resumed["rng"]
-            if "torch_rng" in resumed:            # checkpoints of older versions lack it
-                torch.set_rng_state(resumed["torch_rng"])
-        self.log = TrainLog(run.out / "train_log.jsonl", self.step if resumed is not None else None)
-
-    def progress(self) -> float:
-        """The part of the budget spent (1.0: done)."""
-        return self.step / self.total_steps if self.total_steps is not None else self.seconds / self.budget
-
-    def save(self, payload: dict) -> None:
-        """Write ``OUT/checkpoint.pt``: ``payload`` and the loop's state."""
-        save_atomic({**payload, "optimizer": self.optimizer.state_dict(), "step": self.step, "seconds": self.seconds,
-                     "rng": self.rng.bit_generator.state, "torch_rng": torch.get_rng_state()},
-                    self.run_.out / "checkpoint.pt")
-
-    def run(self, train_step: Callable[[], tuple[float, dict[str, float]]], payload: Callable[[], dict], *,
-            validate: Callable[[], float] | None = None, extra: Callable[[], dict] | None = None,
-            describe: Callable[[dict], str] | None = None) -> list[dict]:
-        """Step until the budget is spent; returns the log's records.
-
-        ``train_step()`` makes one optimizer step and returns its learning rate and loss terms; ``extra()`` adds
-        to a record (after the averaged terms); ``describe(record)`` is the record's progress line (None: silent).
-        """
-        session, last_valid, last_ckpt = time.monotonic() - self.seconds, -math.inf, self.seconds
-        sums: dict[str, float] = {}
-        n = 0
-        while self.progress() < 1.0:
-            lr, terms = train_step()
-            self.step += 1
-            for k, v in terms.items():
-                sums[k] = sums.get(k, 0.0) + v
-            n += 1
-            self.seconds = time.monotonic() - session
-            done = self.progress() >= 1.0
-            if self.step % self.log_every == 0 or done:
-                record = {"step": self.step, **{k: round(v / n, 5) for k, v in sums.items()},
-                          **(extra() if extra is not None else {}), "lr": lr, "seconds": round(self.seconds, 1)}
-                sums, n = {}, 0
-                if validate is not None and (self.seconds - last_valid >= self.valid_every_s or done):
-                    record[self.valid_key] = round(validate(), 5)
-                    last_valid = self.seconds
-                    self.seconds = time.monotonic() - session
-                self.log.add(record)
-                if describe is not None:
-                    print(describe(record) + f" | {self.seconds / 60:.1f} min | {100 * min(self.progress(), 1.0):.0f} %",
-                          file=sys.stderr, flush=True)
-            if self.seconds - last_ckpt >= self.checkpoint_every_s or done:
-                self.save(payload())
-                last_ckpt = self.seconds
-        return self.log.records

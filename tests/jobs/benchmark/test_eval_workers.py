@@ -157,10 +157,10 @@ class TrainProbe(_Probe):
 
         from voxanon.data.kaldi import read_data_dir
         from voxanon.evaluation.attacker_training import train_ecapa
-        from voxanon.training.asv import TrainConfig
+        from voxanon.training.asv import AsvSettings
 
         root = Path(self.settings.root)
-        cfg = TrainConfig(model=TINY_ECAPA, epochs=2, batch_size=8, chunk_seconds=0.5, val_fraction=0.25)
+        cfg = AsvSettings(model=TINY_ECAPA, epochs=2, batch_size=8, chunk_seconds=0.5, val_fraction=0.25)
         _, log = train_ecapa(read_data_dir(root / "train"), root / "enroll", [root / "trials"], cfg,
                              env.cache_dir / data.label, seed=3, quiet=True)
         return {"history": log}

@@ -13,7 +13,7 @@ from voxanon.anonymizers.pseudo.f3va import mix_latents
 from voxanon.anonymizers.pseudo.pool import unit_rows
 from voxanon.errors import ConfigError
 from voxanon.models.flow import FlowError, integrate, load_flow, save_flow
-from voxanon.training.flow import train_flow
+from voxanon.training.flow import FlowSettings, train_flow
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +22,7 @@ def trained():
     rng = np.random.default_rng(0)
     centres = unit_rows(rng.standard_normal((4, 16)))
     points = unit_rows(centres[rng.integers(0, 4, 400)] + 0.15 * rng.standard_normal((400, 16)))
-    flow, log = train_flow(points, epochs=8, seed=0, hidden=64, layers=2, encoder="toy", quiet=True)
+    flow, log = train_flow(points, FlowSettings(epochs=8, seed=0, hidden=64, layers=2), encoder="toy", quiet=True)
     return flow, log, points
 
 
@@ -110,11 +110,11 @@ def test_checkpoint_round_trip_and_bad_files(trained, tmp_path):
 def test_training_rejects_bad_settings():
     points = np.random.default_rng(0).standard_normal((10, 4))
     with pytest.raises(ConfigError, match="give --epochs or --minutes"):
-        train_flow(points)
+        train_flow(points, FlowSettings())
     with pytest.raises(ConfigError, match="--epochs must be >= 1"):
-        train_flow(points, epochs=0)
+        train_flow(points, FlowSettings(epochs=0))
     with pytest.raises(ConfigError, match="at least 2 embeddings"):
-        train_flow(points[:1], epochs=1)
+        train_flow(points[:1], FlowSettings(epochs=1))
     if not torch.cuda.is_available():
         with pytest.raises(ConfigError, match="CUDA is not available"):
-            train_flow(points, epochs=1, device="cuda")
+            train_flow(points, FlowSettings(epochs=1), device="cuda")

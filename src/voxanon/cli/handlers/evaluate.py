@@ -158,7 +158,7 @@ def content_privacy(args: argparse.Namespace) -> int:
     return 0
 
 
-#: fine-tuning options -> FinetuneConfig fields
+#: fine-tuning options -> EcapaSslSettings fields
 FINETUNE_OPTIONS = {"epochs": "epochs", "batch_size": "batch_size", "lr": "lr"}
 
 
@@ -168,10 +168,10 @@ def vpc(args: argparse.Namespace) -> int:
     finetune = None
     given = {field: getattr(args, opt) for opt, field in FINETUNE_OPTIONS.items() if getattr(args, opt) is not None}
     if args.finetune_asv:
-        from voxanon.training.ecapa_ssl import FinetuneConfig
+        from voxanon.training.ecapa_ssl import EcapaSslSettings
         from voxanon.training.trainer import resolve_device
 
-        finetune = FinetuneConfig(**given)
+        finetune = EcapaSslSettings(**given)
         args.device = resolve_device(args.device)
     elif given:
         names = ", ".join("--" + opt.replace("_", "-") for opt in FINETUNE_OPTIONS if getattr(args, opt) is not None)

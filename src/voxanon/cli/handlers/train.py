@@ -15,9 +15,9 @@ from voxanon.errors import EXIT_OK, EXIT_PARTIAL, ConfigError
 
 
 def _settings(args: argparse.Namespace):
-    from voxanon.training.acoustic import TrainSettings
+    from voxanon.training.acoustic import AcousticSettings
 
-    return TrainSettings(minutes=None if args.epochs is not None else args.minutes, epochs=args.epochs,
+    return AcousticSettings(minutes=None if args.epochs is not None else args.minutes, epochs=args.epochs,
                          seed=args.seed, batch_size=args.batch_size, segment_frames=args.segment,
                          lr=args.lr, n_perturb=args.perturbed, max_valid=args.max_valid)
 
@@ -129,14 +129,15 @@ def speaker_flow(args: argparse.Namespace) -> int:
     from voxanon.anonymizers.pseudo.pool import load_pool
     from voxanon.cli.train import FLOW_EPOCHS
     from voxanon.models.flow import save_flow
-    from voxanon.training.flow import train_flow
+    from voxanon.training.flow import FlowSettings, train_flow
 
     if args.threads:
         torch.set_num_threads(args.threads)
     pool = load_pool(args.pool)
     epochs = args.epochs if args.epochs is not None or args.minutes is not None else FLOW_EPOCHS
-    flow, log = train_flow(pool.training_points(), epochs=epochs, minutes=args.minutes, seed=args.seed,
-                           device=args.device, hidden=args.hidden, layers=args.layers, encoder=pool.encoder,
+    settings = FlowSettings(epochs=epochs, minutes=args.minutes, seed=args.seed, hidden=args.hidden,
+                            layers=args.layers)
+    flow, log = train_flow(pool.training_points(), settings, encoder=pool.encoder, device=args.device,
                            quiet=args.quiet)
     command = ["voxanon", "train", "speaker-flow", str(args.pool), "--out", str(args.out), "--seed", str(args.seed),
                "--hidden", str(args.hidden), "--layers", str(args.layers), "--device", args.device]
@@ -159,12 +160,12 @@ def attacker(args: argparse.Namespace) -> int:
     from voxanon.evaluation.attacker_training import train_attacker
     from voxanon.evaluation.dev_selection import as_data_dir
     from voxanon.models.speaker.ecapa import EcapaConfig
-    from voxanon.training.asv import TrainConfig
+    from voxanon.training.asv import AsvSettings
 
     if args.recipe == "vpc":
-        cfg = TrainConfig.vpc()
+        cfg = AsvSettings.vpc()
     else:
-        cfg = TrainConfig(model=EcapaConfig.full(padding_mode="zeros") if args.full else EcapaConfig())
+        cfg = AsvSettings(model=EcapaConfig.full(padding_mode="zeros") if args.full else EcapaConfig())
     model = cfg.model
     if args.channels:
         model = replace(model, channels=(args.channels,) * 4 + (3 * args.channels,))

@@ -20,7 +20,7 @@ form with :func:`~voxanon.metrics.text.normalize_vpc` and other characters
 blanks removed). Inputs are normalised per feature with the training set's
 mean and standard deviation (stored with the weights).
 
-:func:`voxanon.training.ctc.fit_ctc` trains them (the recipes live there);
+:func:`voxanon.training.ctc.train_ctc` trains them (the recipes live there);
 the model file it writes is an ASR backend (:class:`CtcAsr`,
 ``load_asr("ctc:<model.pt>")``).
 """
@@ -178,7 +178,8 @@ def pad(feats: list[np.ndarray], device: str | torch.device = "cpu") -> tuple[to
 
 # -- inference --------------------------------------------------------------------------------------
 class CtcAsr(AsrBackend):
-    """A model written by :func:`voxanon.training.ctc.fit_ctc` as an ASR backend (greedy decoding); ``name`` carries its digest."""
+    """A model written by :func:`voxanon.training.ctc.train_ctc` as an ASR backend (greedy decoding); ``name``
+    carries its digest."""
 
     def __init__(self, path: str | os.PathLike, *, device: str = "cpu") -> None:
         ckpt = load_checkpoint(path, "CTC model", AsrError)

@@ -82,7 +82,7 @@ class CompactSER(EmotionRecognizer):
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "CompactSER":
-        """Load a checkpoint written by :func:`voxanon.training.ser.fit`."""
+        """Load a checkpoint written by :func:`voxanon.training.ser.train_ser`."""
         path = Path(path)
         if not path.is_file():
             raise SERError(f"SER checkpoint not found: {path}")
