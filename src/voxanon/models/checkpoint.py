@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping
 
 import torch
 
 from voxanon.atomic import atomic_open
+from voxanon.models.model_files import looks_like, model_file_error, unreadable_reason
 
 
 def save_atomic(obj: object, path: str | os.PathLike) -> None:
@@ -16,17 +18,25 @@ def save_atomic(obj: object, path: str | os.PathLike) -> None:
         torch.save(obj, fh)
 
 
-def load_checkpoint(path: str | os.PathLike, what: str, error: type[Exception]) -> object:
+def load_checkpoint(path: str | os.PathLike, what: str, error: type[Exception], *, expected: str | None = None,
+                    todo: str | None = None) -> object:
     """``torch.load`` of tensors and plain containers only (``weights_only``), on the CPU.
 
-    A missing or unreadable file raises ``error`` saying which ``what`` it is.
+    Every model file voxanon reads with torch comes through here. A missing, empty, truncated, foreign or
+    hostile file (a pickle that would run code) raises ``error`` in one line: ``what`` and the path, a short
+    reason of voxanon's own (never PyTorch's advice to load unsafely), ``expected`` (the format or kind) and
+    ``todo`` (what to do). PyTorch's warnings about the file are not shown.
     """
+    todo = todo or "check the path, or write the file again"
+    if not os.path.exists(path):
+        raise model_file_error(error, what, path, "not found", expected=expected, todo=todo)
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise error(f"{what} not found: {os.fspath(path)}") from None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad checkpoint
-        raise error(f"{what} {os.fspath(path)} cannot be read: {exc}") from exc
+        raise model_file_error(error, what, path, f"cannot be read ({unreadable_reason(path, exc)})",
+                               expected=expected, todo=todo) from exc
 
 
 def check_state_keys(state: Mapping[str, torch.Tensor], shapes: Mapping[str, tuple[int, ...]], what: str,
@@ -35,6 +45,8 @@ def check_state_keys(state: Mapping[str, torch.Tensor], shapes: Mapping[str, tup
 
     ``what`` names the checkpoint, ``hint`` says what a mismatch probably means.
     """
+    if not isinstance(state, Mapping):
+        raise error(f"{what}: holds {looks_like(state)}, not a state dict; {hint}")
     missing = [k for k in shapes if k not in state]
     if missing:
         raise error(f"{what}: missing key {missing[0]!r} ({len(missing)} missing); {hint}")

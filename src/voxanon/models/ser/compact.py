@@ -11,6 +11,8 @@ from torch import nn
 
 from voxanon.audio.io import resample
 from voxanon.data.iemocap import CLASSES, EMOTIONS
+from voxanon.models.checkpoint import check_state_keys, load_checkpoint
+from voxanon.models.model_files import looks_like, model_file_error, require_keys
 from voxanon.models.ser.base import EmotionRecognizer, SERError, length_batches
 from voxanon.models.ser.features import N_MELS, LogMel
 
@@ -84,18 +86,23 @@ class CompactSER(EmotionRecognizer):
     def load(cls, path: str | os.PathLike) -> "CompactSER":
         """Load a checkpoint written by :func:`voxanon.training.ser.fit`."""
         path = Path(path)
-        if not path.is_file():
-            raise SERError(f"SER checkpoint not found: {path}")
-        try:
-            ckpt = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as exc:
-            raise SERError(f"cannot read SER checkpoint {path}: {exc}") from exc
-        if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-            raise SERError(f"{path}: not a voxanon SER checkpoint (format {CHECKPOINT_FORMAT!r} expected)")
+        what, expected = "SER checkpoint", f"a {CHECKPOINT_FORMAT!r} checkpoint of 'voxanon ser train'"
+        todo = "point to a fold's model of 'voxanon ser train', or train again"
+        ckpt = require_keys(load_checkpoint(path, what, SERError, expected=expected, todo=todo),
+                            ("format", "labels", "config", "state_dict"), what, path, SERError, expected=expected,
+                            todo=todo)
+        if ckpt["format"] != CHECKPOINT_FORMAT:
+            raise model_file_error(SERError, what, path, f"is {looks_like(ckpt)}", expected=expected, todo=todo)
         labels = tuple(ckpt["labels"])
         if not labels or any(c not in CLASSES for c in labels):
             raise SERError(f"{path}: labels {list(labels)} are not among the SER classes {CLASSES}")
-        net = CompactSERNet(**{**ckpt["config"], "n_classes": len(labels)})
+        try:
+            net = CompactSERNet(**{**ckpt["config"], "n_classes": len(labels)})
+        except (TypeError, ValueError) as exc:
+            raise model_file_error(SERError, what, path, f"has a config the SER network does not take ({exc})",
+                                   expected=expected, todo=todo) from exc
+        check_state_keys(ckpt["state_dict"], {k: tuple(v.shape) for k, v in net.state_dict().items()},
+                         f"{what} {path}", SERError, "the weights do not fit the checkpoint's own config; train again")
         net.load_state_dict(ckpt["state_dict"])
         return cls(net, name=f"voxanon:{path}", meta=ckpt.get("meta", {}), labels=labels)
 
