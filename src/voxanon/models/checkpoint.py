@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 import torch
 
 from voxanon.atomic import atomic_open
-from voxanon.models.model_files import looks_like, model_file_error, unreadable_reason
+from voxanon.models.model_files import looks_like, model_file_error, require_keys, short_reason, unreadable_reason
+
+T = TypeVar("T")
 
 
 def save_atomic(obj: object, path: str | os.PathLike) -> None:
@@ -54,5 +57,35 @@ def check_state_keys(state: Mapping[str, torch.Tensor], shapes: Mapping[str, tup
     if unexpected:
         raise error(f"{what}: unexpected key {unexpected[0]!r} ({len(unexpected)} unexpected); {hint}")
     for k, shape in shapes.items():
-        if tuple(state[k].shape) != tuple(shape):
-            raise error(f"{what}: key {k!r} has shape {tuple(state[k].shape)}, expected {tuple(shape)}; {hint}")
+        got = getattr(state[k], "shape", None)
+        if got is None or tuple(got) != tuple(shape):
+            found = f"shape {tuple(got)}" if got is not None else f"a {type(state[k]).__name__}"
+            raise error(f"{what}: key {k!r} has {found}, expected {tuple(shape)}; {hint}")
+
+
+def load_format(path: str | os.PathLike, what: str, error: type[Exception], fmt: str, keys: tuple[str, ...], *,
+                todo: str) -> Mapping:
+    """:func:`load_checkpoint` of a voxanon checkpoint ``{"format": fmt, <keys>...}``; ``error`` in one line saying
+    what the file is instead when it is of another kind."""
+    expected = f"a {fmt!r} checkpoint"
+    ckpt = load_checkpoint(path, what, error, expected=expected, todo=todo)
+    if not isinstance(ckpt, Mapping) or ckpt.get("format") != fmt:
+        raise model_file_error(error, what, path, f"is {looks_like(ckpt)}", expected=expected, todo=todo)
+    return require_keys(ckpt, keys, what, path, error, expected=expected, todo=todo)
+
+
+def build_from_config(build: Callable[[], T], what: str, path: str | os.PathLike, error: type[Exception], *,
+                      todo: str) -> T:
+    """``build()`` (a network from a checkpoint's config); ``error`` in one line when the config does not fit."""
+    try:
+        return build()
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise model_file_error(error, what, path, f"has a config that does not fit ({short_reason(exc)})",
+                               todo=todo) from exc
+
+
+def load_state_checked(module: torch.nn.Module, state: Mapping[str, torch.Tensor], what: str,
+                       error: type[Exception], hint: str) -> None:
+    """``module.load_state_dict(state)`` after :func:`check_state_keys` (never PyTorch's multi-line message)."""
+    check_state_keys(state, {k: tuple(v.shape) for k, v in module.state_dict().items()}, what, error, hint)
+    module.load_state_dict(state)

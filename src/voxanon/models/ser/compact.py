@@ -11,8 +11,7 @@ from torch import nn
 
 from voxanon.audio.io import resample
 from voxanon.data.iemocap import CLASSES, EMOTIONS
-from voxanon.models.checkpoint import check_state_keys, load_checkpoint
-from voxanon.models.model_files import looks_like, model_file_error, require_keys
+from voxanon.models.checkpoint import build_from_config, load_format, load_state_checked
 from voxanon.models.ser.base import EmotionRecognizer, SERError, length_batches
 from voxanon.models.ser.features import N_MELS, LogMel
 
@@ -86,24 +85,15 @@ class CompactSER(EmotionRecognizer):
     def load(cls, path: str | os.PathLike) -> "CompactSER":
         """Load a checkpoint written by :func:`voxanon.training.ser.fit`."""
         path = Path(path)
-        what, expected = "SER checkpoint", f"a {CHECKPOINT_FORMAT!r} checkpoint of 'voxanon ser train'"
-        todo = "point to a fold's model of 'voxanon ser train', or train again"
-        ckpt = require_keys(load_checkpoint(path, what, SERError, expected=expected, todo=todo),
-                            ("format", "labels", "config", "state_dict"), what, path, SERError, expected=expected,
-                            todo=todo)
-        if ckpt["format"] != CHECKPOINT_FORMAT:
-            raise model_file_error(SERError, what, path, f"is {looks_like(ckpt)}", expected=expected, todo=todo)
+        what, todo = "SER checkpoint", "point to a fold's model of 'voxanon ser train', or train again"
+        ckpt = load_format(path, what, SERError, CHECKPOINT_FORMAT, ("labels", "config", "state_dict"), todo=todo)
         labels = tuple(ckpt["labels"])
         if not labels or any(c not in CLASSES for c in labels):
             raise SERError(f"{path}: labels {list(labels)} are not among the SER classes {CLASSES}")
-        try:
-            net = CompactSERNet(**{**ckpt["config"], "n_classes": len(labels)})
-        except (TypeError, ValueError) as exc:
-            raise model_file_error(SERError, what, path, f"has a config the SER network does not take ({exc})",
-                                   expected=expected, todo=todo) from exc
-        check_state_keys(ckpt["state_dict"], {k: tuple(v.shape) for k, v in net.state_dict().items()},
-                         f"{what} {path}", SERError, "the weights do not fit the checkpoint's own config; train again")
-        net.load_state_dict(ckpt["state_dict"])
+        net = build_from_config(lambda: CompactSERNet(**{**ckpt["config"], "n_classes": len(labels)}), what, path,
+                                SERError, todo=todo)
+        load_state_checked(net, ckpt["state_dict"], f"{what} {path}", SERError,
+                           "the weights do not fit the checkpoint's own config; train again")
         return cls(net, name=f"voxanon:{path}", meta=ckpt.get("meta", {}), labels=labels)
 
     def logits(self, wavs: list[np.ndarray]) -> torch.Tensor:
