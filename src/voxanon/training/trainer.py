@@ -48,7 +48,7 @@ import numpy as np
 import torch
 
 from voxanon.atomic import write_text
-from voxanon.errors import ConfigError, ModelError, RunError
+from voxanon.errors import ConfigError, ModelError
 from voxanon.models.checkpoint import load_checkpoint, save_atomic
 from voxanon.models.model_files import looks_like
 
@@ -292,7 +292,7 @@ class Run:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         ckpt = out / "checkpoint.pt"
-        return cls(out, device, load_checkpoint(ckpt, "training checkpoint", RunError,
+        return cls(out, device, load_checkpoint(ckpt, "training checkpoint", CheckpointError,
                                                           todo=RESUME_HINT) if ckpt.exists() else None)
 
 

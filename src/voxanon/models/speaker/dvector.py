@@ -264,7 +264,7 @@ class OnnxDVector(DVectorEncoder):
         try:
             self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # noqa: BLE001 - a truncated or foreign file: say which, and how to fix it
-            raise model_file_error(EncoderError, "d-vector model", path, f"is not a loadable ONNX model "
+            raise model_file_error(EncoderError, "d-vector model", path, f"cannot be loaded "
                                    f"({onnx_reason(path, exc)})", expected="the int8 ONNX d-vector",
                                    todo=HOW_TO_INSTALL) from exc
         cfg = config_from_metadata(self.session.get_modelmeta().custom_metadata_map, str(path))

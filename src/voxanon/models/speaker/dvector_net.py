@@ -81,7 +81,7 @@ class DVectorNet(nn.Module):
         try:
             model = onnx.load(str(path))
         except Exception as exc:  # noqa: BLE001 - any parse failure is a bad file
-            raise model_file_error(EncoderError, "d-vector model", path, f"is not a readable ONNX model "
+            raise model_file_error(EncoderError, "d-vector model", path, f"cannot be read "
                                    f"({short_reason(exc)})", expected="the int8 ONNX d-vector", todo=HOW_TO_INSTALL
                                    ) from exc
         cfg = config_from_metadata({p.key: p.value for p in model.metadata_props}, str(path))
@@ -182,7 +182,7 @@ def load_dvector_net(path: str | os.PathLike) -> tuple[DVectorNet, dict]:
     """The network and ``meta`` of a :func:`save_dvector` checkpoint; EncoderError naming the first wrong key."""
     what = f"d-vector checkpoint {os.fspath(path)}"
     hint = "not a voxanon d-vector checkpoint (write one with save_dvector)"
-    ckpt = load_checkpoint(path, "d-vector checkpoint", EncoderError, expected=f"a {FORMAT} checkpoint",
+    ckpt = load_checkpoint(path, "d-vector checkpoint", EncoderError, expected=f"a {FORMAT!r} checkpoint",
                            todo="point dvector: to a file written by save_dvector (or a d-vector fine-tuning)")
     if not isinstance(ckpt, dict):
         raise EncoderError(f"{what}: holds a {type(ckpt).__name__}, not a dict; {hint}")
