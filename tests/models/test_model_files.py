@@ -183,6 +183,14 @@ def vpc_asv(tmp: Path, path: Path) -> tuple[str, int]:
                 f"dvector:{path}", "--cache", str(tmp / "cache"), "--n-boot", "5", "--quiet"])
 
 
+def anonymize(method: str, param: str) -> Callable[[Path, Path], tuple[str, int]]:
+    def run(tmp: Path, path: Path) -> tuple[str, int]:
+        data = make_data_dir(tmp / "corpus", utts_per_speaker=1)
+        return cli(["anonymize", str(data), str(tmp / "out"), "--method", method, "--param", f"{param}={path}",
+                    "--quiet"])
+    return run
+
+
 def python(load: Callable[[Path], object]) -> Callable[[Path, Path], tuple[str, int]]:
     def run(tmp: Path, path: Path) -> tuple[str, int]:
         try:
@@ -278,6 +286,10 @@ LOADERS = [
     Loader("ecapa_ssl-wavlm", privacy("ecapa_ssl"), lambda p: None, ecapa_checkpoint,
            lambda p: asv_ssl_wrong_shapes(p.parent, p.name), file="asv_ssl/WavLM-Large.pt",
            setup=lambda tmp: write_asv_ssl(tmp / "asv_ssl")),
+    Loader("anonymize-b5", anonymize("b5", "model"), ser_checkpoint, ser_checkpoint, None),
+    Loader("anonymize-ltf", anonymize("ltf", "model"), ser_checkpoint, ser_checkpoint, None),
+    Loader("anonymize-f3va-flow", anonymize("f3va", "flow"), flow_checkpoint, ser_checkpoint,
+           lambda p: flow_checkpoint(p, 8, 16)),
     Loader("hifigan", python(hifigan), hifigan_checkpoint, ecapa_checkpoint,
            lambda p: hifigan_checkpoint(p, upsample_initial_channel=32)),
     Loader("ser-fold", python(ser), ser_checkpoint, dvector_checkpoint, lambda p: ser_checkpoint(p, 16, 8)),
@@ -314,8 +326,12 @@ def write_bad(kind: str, loader: Loader, path: Path, marker: Path) -> None:
         path.write_bytes(pickle.dumps({"model": Hostile(marker)}, protocol=2))
 
 
-CASES = [pytest.param(loader, kind, id=f"{loader.name}-{kind}",
-                      marks=[pytest.mark.slow] if loader.name == "vpc-asv-dvector" and kind != "hostile" else [])
+def slow(loader: Loader, kind: str) -> bool:
+    """Runs that start worker processes (anonymize: ~15 s each) or write a kit's data folder."""
+    return loader.name.startswith("anonymize-") or (loader.name == "vpc-asv-dvector" and kind != "hostile")
+
+
+CASES = [pytest.param(loader, kind, id=f"{loader.name}-{kind}", marks=[pytest.mark.slow] if slow(loader, kind) else [])
          for loader in LOADERS for kind in BAD_KINDS
          if not (kind == "wrong_shapes" and loader.write_wrong_shapes is None)
          and not (kind == "other_kind" and loader.write_other is None)]
