@@ -30,9 +30,11 @@ def model_file_error(error: type[Exception], what: str, path: str | os.PathLike,
 
 def short_reason(exc: BaseException) -> str:
     """The first sentence of an exception's first line, without advice of the library that raised it."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
     first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
     first = re.split(r"(?<=[a-z0-9)'\"])\. ", first, maxsplit=1)[0].rstrip(".")
-    if not first or "weights_only" in first or len(first) > 160:
+    if not first or "weights_only" in first or len(first) > 300:
         return type(exc).__name__
     return first
 
