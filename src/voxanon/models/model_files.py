@@ -25,7 +25,7 @@ def model_file_error(error: type[Exception], what: str, path: str | os.PathLike,
                      expected: str | None = None, todo: str | None = None) -> Exception:
     """``error("<what> <path> <problem>; expected <expected>; <todo>")`` on one line (the path once)."""
     parts = [f"{what} {os.fspath(path)} {problem}", f"expected {expected}" if expected else "", todo or ""]
-    return error(" ".join("; ".join(p for p in parts if p).split()))
+    return error(re.sub(r"\s*\n\s*", " ", "; ".join(p for p in parts if p)))
 
 
 def short_reason(exc: BaseException) -> str:
