@@ -66,5 +66,5 @@ def test_corrupt_file(tmp_path):
     with pytest.raises(EncoderError, match=r"m.ckpt cannot be read \(damaged pickle\)"):
         load_speechbrain_ecapa(tmp_path / "m.ckpt")
     torch.save({"model": {"a": torch.zeros(1)}}, tmp_path / "n.ckpt")
-    with pytest.raises(EncoderError, match=r"n.ckpt is a dict of 1 key .* expected speechbrain.s embedding_model.ckpt \(a state dict of tensors\)"):
+    with pytest.raises(EncoderError, match=r"n.ckpt is a dict of 1 key .* expected speechbrain.s embedding_model.ckpt"):
         load_speechbrain_ecapa(tmp_path / "n.ckpt")
