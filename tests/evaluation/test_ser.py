@@ -177,7 +177,7 @@ def test_load_ser_spec_errors(tmp_path):
     with pytest.raises(SERError, match="not found"):
         load_ser(f"voxanon:{tmp_path / 'missing.pt'}")
     torch.save({"weights": 1}, tmp_path / "other.pt")
-    with pytest.raises(SERError, match="not a voxanon SER checkpoint"):
+    with pytest.raises(SERError, match="other.pt is a dict of 1 key .*; expected a .voxanon-ser"):
         load_ser(f"voxanon:{tmp_path / 'other.pt'}")
 
 

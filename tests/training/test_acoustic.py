@@ -55,7 +55,7 @@ def test_net_shapes_and_fp16_file_round_trip(tmp_path):
 
 def test_bad_model_files_are_named(tmp_path):
     save_atomic({"format": "something-else"}, tmp_path / "x.pt")
-    with pytest.raises(AcousticError, match="x.pt: not a voxanon acoustic model"):
+    with pytest.raises(AcousticError, match="x.pt is a 'something-else' checkpoint; expected a 'voxanon-acoustic/1'"):
         AcousticModel.from_file(tmp_path / "x.pt")
     saved = model_file(AcousticNet(TINY), ModelSpecs())
     saved["config"]["channels"] = 32

@@ -169,11 +169,11 @@ def test_training_data_needs_transcripts_and_unique_ids(tmp_path):
 
 def test_a_file_that_is_not_a_bottleneck_is_refused(tmp_path, capsys):
     torch.save({"format": "voxanon-ctc/1"}, tmp_path / "ctc.pt")
-    with pytest.raises(AsrError, match="not a voxanon bottleneck model"):
+    with pytest.raises(AsrError, match="ctc.pt is a 'voxanon-ctc/1' checkpoint; expected a 'voxanon-bottleneck/1'"):
         load_bottleneck(tmp_path / "ctc.pt")
     assert main(["train", "asrbn", str(tmp_path), "--out", str(tmp_path / "o"), "--bottleneck",
                  str(tmp_path / "ctc.pt"), "--epochs", "1"]) != 0
-    assert "not a voxanon bottleneck model" in capsys.readouterr().err      # before any feature is extracted
+    assert "expected a 'voxanon-bottleneck/1' checkpoint" in capsys.readouterr().err  # before any feature is extracted
 
 
 def _librivox_dir(root: Path) -> Path:

@@ -48,6 +48,7 @@ from voxanon.atomic import atomic_folder
 from voxanon.audio.io import load_audio, resample
 from voxanon.dsp.frames import interpolate_frames
 from voxanon.errors import DataError
+from voxanon.models.model_files import short_reason
 from voxanon.progress import Progress
 
 #: bump when the matching-set computation changes (invalidates caches). 2: feature vocoders' target
@@ -226,7 +227,7 @@ def load(path: Path, name: str) -> MatchingSet:
     except CorruptSetError:
         raise
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise CorruptSetError(f"matching set {path}: unreadable ({type(e).__name__}: {e})") from e
+        raise CorruptSetError(f"matching set {path}: unreadable ({short_reason(e)})") from e
 
 
 def _quantize(x: np.ndarray, bits: int, clip_percent: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -288,7 +289,7 @@ def _unpack_shipped(name: str, target: str) -> MatchingSet | None:
     except CorruptSetError as e:
         _say(e)
     except (OSError, ValueError, KeyError) as e:
-        _say(CorruptSetError(f"shipped matching set {path}: unreadable ({type(e).__name__}: {e})"))
+        _say(CorruptSetError(f"shipped matching set {path}: unreadable ({short_reason(e)})"))
     return None
 
 

@@ -52,11 +52,14 @@ import numpy as np
 import torch
 
 from voxanon.atomic import write_text
-from voxanon.errors import ConfigError, ModelError, RunError
+from voxanon.errors import ConfigError, ModelError
 from voxanon.models.checkpoint import load_checkpoint, save_atomic
+from voxanon.models.model_files import looks_like
 from voxanon.progress import Progress
 
 FORMAT = "voxanon-training/1"
+#: what to do with a checkpoint that cannot be resumed from
+RESUME_HINT = "delete it to start over, or use another output directory"
 
 
 class CheckpointError(ModelError):
@@ -300,14 +303,12 @@ class Trainer:
         """Restore everything from the checkpoint when there is one of this identity; True when resumed."""
         if self.checkpoint is None or not self.checkpoint.is_file():
             return False
-        hint = "delete it to start over, or use another output directory"
-        try:
-            ckpt = torch.load(self.checkpoint, map_location="cpu", weights_only=True)
-        except Exception as exc:  # any unpickling failure is a bad checkpoint
-            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise CheckpointError(f"training checkpoint {self.checkpoint} cannot be read ({reason}); {hint}") from exc
+        hint = RESUME_HINT
+        ckpt = load_checkpoint(self.checkpoint, "training checkpoint", CheckpointError,
+                               expected=f"a {FORMAT} checkpoint", todo=hint)
         if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
-            raise CheckpointError(f"{self.checkpoint}: cannot resume (not a {FORMAT} checkpoint); {hint}")
+            raise CheckpointError(f"{self.checkpoint}: cannot resume (it is {looks_like(ckpt)}, not a {FORMAT} "
+                                  f"checkpoint); {hint}")
         if ckpt["identity"] != self.identity:
             if self.on_mismatch == "restart":
                 return False
@@ -493,4 +494,5 @@ class Run:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         ckpt = out / "checkpoint.pt"
-        return cls(out, device, load_checkpoint(ckpt, "training checkpoint", RunError) if ckpt.exists() else None)
+        return cls(out, device, load_checkpoint(ckpt, "training checkpoint", CheckpointError,
+                                                todo=RESUME_HINT) if ckpt.exists() else None)

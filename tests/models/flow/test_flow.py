@@ -96,7 +96,7 @@ def test_checkpoint_round_trip_and_bad_files(trained, tmp_path):
     with pytest.raises(FlowError, match="junk.pt cannot be read"):
         load_flow(tmp_path / "junk.pt")
     torch.save({"format": "other"}, tmp_path / "other.pt")
-    with pytest.raises(FlowError, match="not a voxanon speaker flow"):
+    with pytest.raises(FlowError, match="other.pt is a 'other' checkpoint; expected a 'voxanon"):
         load_flow(tmp_path / "other.pt")
     ckpt = torch.load(tmp_path / "f.pt", weights_only=True)
     ckpt["config"]["hidden"] = 32

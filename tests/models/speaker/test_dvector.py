@@ -119,7 +119,7 @@ def test_missing_or_corrupt_model_says_to_run_setup(tmp_path, monkeypatch):
     (tmp_path / "embedder.int8.onnx").write_bytes(b"not a model")
     with pytest.raises(EncoderError, match="sha256 differs.*tools/setup.sh"):
         model_path()
-    with pytest.raises(EncoderError, match="not a loadable ONNX model"):
+    with pytest.raises(EncoderError, match=r"embedder.int8.onnx cannot be loaded \(Protobuf parsing failed\)"):
         OnnxDVector(tmp_path / "embedder.int8.onnx")
     with pytest.raises(EncoderError, match="not found"):
         OnnxDVector(tmp_path / "absent.onnx")

@@ -57,7 +57,7 @@ from voxanon.atomic import write_texts
 from voxanon.data.folder import scan_audio_folder
 from voxanon.data.kaldi import FILES, DataDir, data_dir_texts, read_data_dir
 from voxanon.data.redaction import redact_reference
-from voxanon.errors import ConfigError, DataError
+from voxanon.errors import ConfigError, DataError, ModelError
 from voxanon.jobs.runner.backend import Backend, LocalBackend
 from voxanon.jobs.runner.runstate import (
     DONE_FILE,
@@ -279,6 +279,8 @@ def anonymize_corpus(
             except OSError:
                 if fatal is None:
                     raise
+            if fatal is not None and fatal.bad_model:
+                raise ModelError(fatal.error)
             if fatal is not None:
                 raise RunError(f"{fatal.error}; finished outputs are kept: free space (or fix the file system) "
                                "and rerun the same command to finish")

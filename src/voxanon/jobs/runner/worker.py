@@ -37,6 +37,7 @@ from voxanon.atomic import write_text
 from voxanon.audio.io import load_audio, resample, write_wav
 from voxanon.audio.wavcheck import wav_truncation
 from voxanon.dsp.limiter import limit_peaks
+from voxanon.errors import ModelError
 from voxanon.heap import release_free_memory
 
 #: errors of an output write after which no other write can succeed
@@ -60,9 +61,10 @@ class Task(NamedTuple):
 class Result(NamedTuple):
     """Outcome of one task.
 
-    ``error`` is the reason it failed (None on success); ``fatal`` marks a failed
-    output write that stops the run (disk full); ``warnings`` are notes on a
-    written output (clipping, truncated input).
+    ``error`` is the reason it failed (None on success); ``fatal`` marks a failure
+    that stops the run: a failed output write (disk full) or, with ``bad_model``, a
+    model file the method cannot use (every utterance would fail the same way);
+    ``warnings`` are notes on a written output (clipping, truncated input).
     """
 
     task: Task
@@ -70,6 +72,7 @@ class Result(NamedTuple):
     out_seconds: float
     error: str | None
     fatal: bool = False
+    bad_model: bool = False
     warnings: tuple[str, ...] = ()
 
 
@@ -114,6 +117,8 @@ def _anonymize_task(anonymizer: Anonymizer, task: Task, seed: int | str, limiter
             warnings.append(clipping)
             if limiter:
                 out = limit_peaks(out, out_sr)
+    except ModelError as exc:  # a missing or damaged model file: no utterance can be done
+        return Result(task, 0.0, 0.0, str(exc), fatal=True, bad_model=True)
     except Exception as exc:  # one bad utterance must not stop the corpus
         return Result(task, 0.0, 0.0, f"{type(exc).__name__}: {exc}")
     try:

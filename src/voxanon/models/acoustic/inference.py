@@ -17,6 +17,7 @@ from voxanon.models.acoustic.features import (
 )
 from voxanon.models.acoustic.networks import build_net, config_from_dict
 from voxanon.models.checkpoint import check_state_keys, load_checkpoint
+from voxanon.models.model_files import looks_like
 
 #: the ``format`` field of a shipped acoustic model file
 FORMAT = "voxanon-acoustic/1"
@@ -47,8 +48,8 @@ def model_file(net, specs: ModelSpecs, meta: dict | None = None, half: bool = Tr
 def net_from_file(saved: dict, what: str) -> tuple:
     """Rebuild the network (fp32) of :func:`model_file`'s dict, checking format and every key's shape."""
     if not isinstance(saved, dict) or saved.get("format") != FORMAT:
-        raise AcousticError(f"{what}: not a voxanon acoustic model (format {FORMAT}); "
-                            "train one with 'voxanon train acoustic'")
+        raise AcousticError(f"{what} is {looks_like(saved)}; expected a {FORMAT!r} checkpoint; "
+                            "give a model.pt of 'voxanon train acoustic'")
     try:
         cfg = config_from_dict(saved.get("kind", "conv"), saved["config"])
         specs = ModelSpecs(**saved["specs"])
@@ -84,8 +85,9 @@ class AcousticModel:
     @classmethod
     def from_file(cls, path: str | os.PathLike, device: str = "cpu") -> AcousticModel:
         """Load a model file written by ``voxanon train acoustic`` (``model.pt``)."""
-        what = f"acoustic model {os.fspath(path)}"
-        net, specs, meta = net_from_file(load_checkpoint(path, what, AcousticError), what)
+        saved = load_checkpoint(path, "acoustic model", AcousticError, expected=f"a {FORMAT!r} checkpoint",
+                                todo="give a model.pt of 'voxanon train acoustic'")
+        net, specs, meta = net_from_file(saved, f"acoustic model {os.fspath(path)}")
         return cls(net, specs, device, meta, name=os.fspath(path))
 
     def encoder(self):

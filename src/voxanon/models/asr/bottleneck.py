@@ -36,7 +36,7 @@ from torch import nn
 from voxanon.models.asr.alignment import PHONES
 from voxanon.models.asr.base import AsrError
 from voxanon.models.asr.ctc import VOCAB, CtcConfig, CtcNet, greedy_decode, pad
-from voxanon.models.checkpoint import load_checkpoint
+from voxanon.models.checkpoint import build_from_config, load_format, load_state_checked
 
 FORMAT = "voxanon-bottleneck/1"
 #: what the head recognises: the transcript's characters (CTC) or each frame's phone (cross-entropy)
@@ -148,15 +148,14 @@ def model_file(net: BottleneckCtc, content: str, meta: dict) -> dict:
 
 def load_recogniser(path: str | os.PathLike) -> tuple[BottleneckCtc, str]:
     """The network of a model written by ``voxanon train bottleneck`` and its content encoder spec."""
-    ckpt = load_checkpoint(path, "bottleneck model", AsrError)
-    if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
-        raise AsrError(f"{path}: not a voxanon bottleneck model (format {FORMAT!r} expected; "
-                       "'voxanon train bottleneck' writes one)")
-    cfg = BottleneckConfig(**ckpt["config"])
+    what, todo = "bottleneck model", "give a model.pt written by 'voxanon train bottleneck'"
+    ckpt = load_format(path, what, AsrError, FORMAT, ("config", "vocab", "state_dict", "content"), todo=todo)
+    cfg = build_from_config(lambda: BottleneckConfig(**ckpt["config"]), what, path, AsrError, todo=todo)
     if tuple(ckpt["vocab"]) != cfg.symbols():
         raise AsrError(f"{path}: its symbols {ckpt['vocab']} differ from this voxanon's {list(cfg.symbols())}")
-    net = BottleneckCtc(cfg)
-    net.load_state_dict(ckpt["state_dict"])
+    net = build_from_config(lambda: BottleneckCtc(cfg), what, path, AsrError, todo=todo)
+    load_state_checked(net, ckpt["state_dict"], f"{what} {os.fspath(path)}", AsrError,
+                       "the weights do not fit the file's own config; train again")
     return net.eval(), ckpt["content"]
 
 

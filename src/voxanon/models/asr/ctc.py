@@ -41,7 +41,7 @@ from torch import nn
 
 from voxanon.metrics.text import normalize_vpc
 from voxanon.models.asr.base import AsrBackend, AsrError
-from voxanon.models.checkpoint import load_checkpoint
+from voxanon.models.checkpoint import build_from_config, load_format, load_state_checked
 
 #: output symbols; index 0 is the CTC blank
 VOCAB = ("<blank>", " ", "'", *string.ascii_uppercase)
@@ -182,13 +182,14 @@ class CtcAsr(AsrBackend):
     carries its digest."""
 
     def __init__(self, path: str | os.PathLike, *, device: str = "cpu") -> None:
-        ckpt = load_checkpoint(path, "CTC model", AsrError)
-        if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-            raise AsrError(f"{path}: not a voxanon CTC model (format {CHECKPOINT_FORMAT!r} expected)")
+        what, todo = "CTC model", "point ctc: to a model.pt of voxanon's CTC training (fit_ctc)"
+        ckpt = load_format(path, what, AsrError, CHECKPOINT_FORMAT, ("vocab", "config", "state_dict", "frontend"),
+                           todo=todo)
         if tuple(ckpt["vocab"]) != VOCAB:
             raise AsrError(f"{path}: its alphabet {ckpt['vocab']} differs from this voxanon's {list(VOCAB)}")
-        self.net = CtcNet(CtcConfig(**ckpt["config"]))
-        self.net.load_state_dict(ckpt["state_dict"])
+        self.net = build_from_config(lambda: CtcNet(CtcConfig(**ckpt["config"])), what, path, AsrError, todo=todo)
+        load_state_checked(self.net, ckpt["state_dict"], f"{what} {os.fspath(path)}", AsrError,
+                           "the weights do not fit the file's own config; train again")
         self.net.to(device).eval()
         self.device = device
         self.frontend = load_frontend(ckpt["frontend"])

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from voxanon.models.asr.base import AsrBackend, AsrError
+from voxanon.models.model_files import short_reason
 
 
 def _source_id(source: str) -> str:
@@ -47,7 +48,7 @@ class Wav2Vec2Backend(AsrBackend):
             self.model = AutoModelForCTC.from_pretrained(source, local_files_only=local).to(device).eval()
         except (OSError, ValueError) as exc:
             raise AsrError(f"cannot load wav2vec2 model {source!r} (a save_pretrained directory, or a hub "
-                           f"name that is cached or reachable): {exc}") from exc
+                           f"name that is cached or reachable): {short_reason(exc)}") from exc
         self.sample_rate = int(self.processor.feature_extractor.sampling_rate)
         self.use_mask = bool(getattr(self.processor.feature_extractor, "return_attention_mask", False))
         self.device, self.batch_size = device, batch_size

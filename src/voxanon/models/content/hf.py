@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from voxanon.models.content.base import ContentEncoder, ContentError, stitch_windows
+from voxanon.models.model_files import short_reason
 
 SAMPLE_RATE = 16000
 
@@ -62,7 +63,7 @@ class HfContent(ContentEncoder):
         try:
             model = AutoModel.from_pretrained(model_dir, local_files_only=True)
         except (OSError, RuntimeError, ValueError) as exc:
-            raise ContentError(f"{model_dir}: cannot load the weights: {exc}") from exc
+            raise ContentError(f"{model_dir}: cannot load the weights ({short_reason(exc)})") from exc
         return cls(model, layer, f"{config.model_type}:{os.path.basename(os.path.normpath(model_dir))}", **kw)
 
     def _layer(self, wav: torch.Tensor) -> torch.Tensor:

@@ -25,6 +25,7 @@ import torch
 
 from voxanon.models.checkpoint import check_state_keys, load_checkpoint
 from voxanon.models.content.base import ContentError
+from voxanon.models.model_files import model_file_error, require_keys
 
 #: what a layer's unilm sub-key becomes under ``encoder.layers.<i>.``
 _LAYER_KEYS = {
@@ -167,13 +168,13 @@ def convert_state(state: Mapping[str, torch.Tensor], cfg: Mapping, expected: Map
 def read_checkpoint(path: str | os.PathLike) -> tuple[dict, dict[str, torch.Tensor]]:
     """``(cfg, model state dict)`` of a unilm ``WavLM*.pt``, or ContentError saying what is wrong."""
     path = os.fspath(path)
-    ckpt = load_checkpoint(path, "WavLM checkpoint", ContentError)
-    if not isinstance(ckpt, Mapping) or not {"cfg", "model"} <= set(ckpt):
-        keys = sorted(ckpt)[:5] if isinstance(ckpt, Mapping) else type(ckpt).__name__
-        raise ContentError(f"{path}: not a unilm WavLM checkpoint (needs 'cfg' and 'model', found {keys}); "
-                           f"for a save_pretrained directory use hf:<dir>")
+    what, expected = "WavLM checkpoint", "a unilm WavLM checkpoint {'cfg', 'model'} (e.g. WavLM-Large.pt)"
+    todo = "give such a file (for a save_pretrained directory use hf:<dir>)"
+    ckpt = require_keys(load_checkpoint(path, what, ContentError, expected=expected, todo=todo), ("cfg", "model"),
+                        what, path, ContentError, expected=expected, todo=todo)
     if not isinstance(ckpt["cfg"], Mapping) or not isinstance(ckpt["model"], Mapping):
-        raise ContentError(f"{path}: 'cfg' and 'model' must be dicts")
+        raise model_file_error(ContentError, what, path, "has 'cfg' or 'model' that is not a dict", expected=expected,
+                               todo=todo)
     return dict(ckpt["cfg"]), dict(ckpt["model"])
 
 

@@ -13,7 +13,7 @@ import os
 import torch
 
 from voxanon.errors import ModelError
-from voxanon.models.checkpoint import check_state_keys, load_checkpoint, save_atomic
+from voxanon.models.checkpoint import check_state_keys, load_format, save_atomic
 from voxanon.models.flow.model import EmbeddingFlow, VelocityField
 
 FORMAT = "voxanon-speaker-flow"
@@ -35,10 +35,9 @@ def save_flow(flow: EmbeddingFlow, path: str | os.PathLike, *, fp16: bool = True
 
 def load_flow(path: str | os.PathLike, device: str = "cpu") -> EmbeddingFlow:
     """Read a checkpoint written by :func:`save_flow` onto ``device``; FlowError on anything else."""
-    ckpt = load_checkpoint(path, "speaker-flow checkpoint", FlowError)
+    ckpt = load_format(path, "speaker-flow checkpoint", FlowError, FORMAT, ("config", "state_dict", "mean", "std"),
+                       todo="give a flow of 'voxanon train speaker-flow'")
     what = f"speaker-flow checkpoint {os.fspath(path)}"
-    if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
-        raise FlowError(f"{what} is not a voxanon speaker flow (train one with 'voxanon train speaker-flow')")
     try:
         field = VelocityField(**ckpt["config"])
         mean, std = ckpt["mean"].float().numpy(), ckpt["std"].float().numpy()

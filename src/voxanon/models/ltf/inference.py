@@ -15,7 +15,7 @@ import torch
 
 from voxanon.audio.io import check_waveform, fit_length, resample
 from voxanon.errors import ModelError
-from voxanon.models.checkpoint import load_checkpoint
+from voxanon.models.checkpoint import build_from_config, load_format, load_state_checked
 from voxanon.models.ltf.melmap import resample_frames, vocoder_frames
 from voxanon.models.ltf.model import LtfConfig, LtfNet
 
@@ -47,15 +47,11 @@ class LtfModel:
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> LtfModel:
         """Load a ``model.pt`` of ``voxanon train ltf``; ModelError names what is wrong with it."""
-        ckpt = load_checkpoint(path, "LTF model", ModelError)
-        if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
-            raise ModelError(f"{os.fspath(path)}: not an LTF model.pt (no format {FORMAT!r}); give the model.pt "
-                             "written by 'voxanon train ltf'")
-        try:
-            net = LtfNet(LtfConfig.from_dict(ckpt["config"]))
-            net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in ckpt["model"].items()})
-        except (KeyError, TypeError, RuntimeError, ValueError) as exc:
-            raise ModelError(f"{os.fspath(path)}: LTF weights do not fit their config: {exc}") from exc
+        what, todo = "LTF model", "give the model.pt written by 'voxanon train ltf'"
+        ckpt = load_format(path, what, ModelError, FORMAT, ("config", "model"), todo=todo)
+        net = build_from_config(lambda: LtfNet(LtfConfig.from_dict(ckpt["config"])), what, path, ModelError, todo=todo)
+        load_state_checked(net, ckpt["model"], f"{what} {os.fspath(path)}", ModelError,
+                           "the weights do not fit the file's own config; train again")
         return cls(net, ckpt.get("meta"))
 
     @property

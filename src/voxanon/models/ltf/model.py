@@ -27,7 +27,6 @@ from voxanon.models.vocoder.hifigan import (
     PRESETS,
     Generator,
     HifiganConfig,
-    fold_weight_norm,
     retime_state,
 )
 
@@ -95,15 +94,10 @@ class LtfNet(nn.Module):
 
     def init_vocoder(self, checkpoint: str) -> None:
         """Load the generator from a reference HiFi-GAN V1 checkpoint (e.g. the universal one), retimed."""
-        from voxanon.models.checkpoint import load_checkpoint
-        from voxanon.models.vocoder.base import VocoderError
-        from voxanon.models.vocoder.hifigan import load_state_checked
+        from voxanon.models.vocoder.hifigan import load_generator_state, read_generator_state
 
-        ckpt = load_checkpoint(checkpoint, "HiFi-GAN checkpoint", VocoderError)
-        if not isinstance(ckpt, dict) or "generator" not in ckpt:
-            raise VocoderError(f"{checkpoint}: no 'generator' key; expected a HiFi-GAN g_* checkpoint")
-        state = retime_state(fold_weight_norm(ckpt["generator"]), PRESETS["v1"], self.vocoder_cfg)
-        load_state_checked(self.vocoder, state, f"HiFi-GAN checkpoint {checkpoint}")
+        state = retime_state(read_generator_state(checkpoint), PRESETS["v1"], self.vocoder_cfg)
+        load_generator_state(self.vocoder, state, f"HiFi-GAN checkpoint {checkpoint}")
 
 
 def n_params(module: nn.Module) -> int:

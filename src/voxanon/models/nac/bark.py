@@ -39,6 +39,7 @@ import numpy as np
 import torch
 
 from voxanon.errors import ModelError
+from voxanon.models.model_files import short_reason
 from voxanon.models.nac.prompts import VoicePrompt
 
 
@@ -201,12 +202,12 @@ def load_bark(folder: str | Path, device: str = "cpu", layout: Layout = BARK):
     try:
         config = BarkConfig.from_pretrained(folder, local_files_only=True)
     except (OSError, ValueError, TypeError) as exc:
-        raise ModelError(f"{folder}: cannot read the Bark configuration ({exc})") from exc
+        raise ModelError(f"{folder}: cannot read the Bark configuration ({short_reason(exc)})") from exc
     _check(config, folder, layout)
     try:
         model, info = BarkModel.from_pretrained(folder, local_files_only=True, output_loading_info=True)
     except (OSError, ValueError, RuntimeError) as exc:
-        raise ModelError(f"{folder}: cannot load the Bark weights ({exc})") from exc
+        raise ModelError(f"{folder}: cannot load the Bark weights ({short_reason(exc)})") from exc
     used = ("coarse_acoustics.", "fine_acoustics.", "codec_model.")
     wrong = [k for k in info.get("missing_keys", ()) if k.startswith(used)]
     wrong += [k[0] if isinstance(k, tuple) else k for k in info.get("mismatched_keys", ())]

@@ -21,6 +21,8 @@ import torch
 from torch import nn
 
 from voxanon.errors import ModelError
+from voxanon.models.checkpoint import check_state_keys, load_checkpoint
+from voxanon.models.model_files import require_keys
 
 #: HuBERT base's hidden layer the quantiser reads (``hidden_states[9]``, as the kit's ``CustomHubert``)
 HUBERT_LAYER = 9
@@ -64,12 +66,9 @@ def _info(path: Path) -> dict | None:
 def load_quantizer(path: str | Path) -> HubertQuantizer:
     """The quantiser of a checkpoint file; ModelError naming the file and the key at fault."""
     path = Path(path)
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises many types for a file that is not a checkpoint
-        raise ModelError(f"{path}: cannot read the quantiser checkpoint ({type(exc).__name__}: {exc})") from exc
-    if not isinstance(state, dict) or "lstm.weight_ih_l0" not in state or "fc.weight" not in state:
-        raise ModelError(f"{path}: not a HuBERT quantiser state dict (needs lstm.weight_ih_l0 ... and fc.weight)")
+    what, expected = "quantiser checkpoint", "a HuBERT quantiser state dict (lstm.weight_ih_l0 ... fc.weight)"
+    state = require_keys(load_checkpoint(path, what, ModelError, expected=expected), ("lstm.weight_ih_l0", "fc.weight"),
+                         what, path, ModelError, expected=expected, todo="check the path, or write the file again")
     four_hidden, input_size = state["lstm.weight_ih_l0"].shape
     intermediate = state["intermediate.weight"].shape[0] if "intermediate.weight" in state else None
     model = HubertQuantizer(input_size, four_hidden // 4, state["fc.weight"].shape[0], intermediate)
@@ -80,9 +79,7 @@ def load_quantizer(path: str | Path) -> HubertQuantizer:
         if declared != found:
             raise ModelError(f"{path}: its .info declares (input, hidden, output, version) {declared}, its tensors "
                              f"are {found}")
-    try:
-        model.load_state_dict(state)
-    except RuntimeError as exc:
-        raise ModelError(f"{path}: the quantiser's tensors do not fit a {N_LSTM_LAYERS}-layer LSTM quantiser: "
-                         f"{exc}") from exc
+    check_state_keys(state, {k: tuple(v.shape) for k, v in model.state_dict().items()}, f"{what} {path}", ModelError,
+                     f"its tensors do not fit a {N_LSTM_LAYERS}-layer LSTM quantiser")
+    model.load_state_dict(state)
     return model.eval()

@@ -11,6 +11,7 @@ from torch import nn
 
 from voxanon.audio.io import resample
 from voxanon.data.iemocap import CLASSES, EMOTIONS
+from voxanon.models.checkpoint import build_from_config, load_format, load_state_checked
 from voxanon.models.ser.base import EmotionRecognizer, SERError, length_batches
 from voxanon.models.ser.features import N_MELS, LogMel
 
@@ -84,19 +85,15 @@ class CompactSER(EmotionRecognizer):
     def load(cls, path: str | os.PathLike) -> "CompactSER":
         """Load a checkpoint written by :func:`voxanon.training.ser.train_ser`."""
         path = Path(path)
-        if not path.is_file():
-            raise SERError(f"SER checkpoint not found: {path}")
-        try:
-            ckpt = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as exc:
-            raise SERError(f"cannot read SER checkpoint {path}: {exc}") from exc
-        if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-            raise SERError(f"{path}: not a voxanon SER checkpoint (format {CHECKPOINT_FORMAT!r} expected)")
+        what, todo = "SER checkpoint", "point to a fold's model of 'voxanon train ser', or train again"
+        ckpt = load_format(path, what, SERError, CHECKPOINT_FORMAT, ("labels", "config", "state_dict"), todo=todo)
         labels = tuple(ckpt["labels"])
         if not labels or any(c not in CLASSES for c in labels):
             raise SERError(f"{path}: labels {list(labels)} are not among the SER classes {CLASSES}")
-        net = CompactSERNet(**{**ckpt["config"], "n_classes": len(labels)})
-        net.load_state_dict(ckpt["state_dict"])
+        net = build_from_config(lambda: CompactSERNet(**{**ckpt["config"], "n_classes": len(labels)}), what, path,
+                                SERError, todo=todo)
+        load_state_checked(net, ckpt["state_dict"], f"{what} {path}", SERError,
+                           "the weights do not fit the checkpoint's own config; train again")
         return cls(net, name=f"voxanon:{path}", meta=ckpt.get("meta", {}), labels=labels)
 
     def logits(self, wavs: list[np.ndarray]) -> torch.Tensor:

@@ -9,6 +9,7 @@ import torch
 
 from voxanon.audio.io import resample
 from voxanon.data.iemocap import EMOTIONS, vpc_emotion
+from voxanon.models.model_files import short_reason
 from voxanon.models.ser.base import EmotionRecognizer, SERError, length_batches
 
 
@@ -23,7 +24,8 @@ class TransformersSER(EmotionRecognizer):
             self.extractor = AutoFeatureExtractor.from_pretrained(source, local_files_only=local)
             self.model = AutoModelForAudioClassification.from_pretrained(source, local_files_only=local).eval()
         except (OSError, ValueError) as exc:
-            raise SERError(f"cannot load transformers audio-classification model {source!r}: {exc}") from exc
+            raise SERError(f"cannot load transformers audio-classification model {source!r}: "
+                           f"{short_reason(exc)}") from exc
         self.name = f"transformers:{source}"
         self.sample_rate = int(getattr(self.extractor, "sampling_rate", 16000))
         id2label = {int(k): str(v) for k, v in self.model.config.id2label.items()}

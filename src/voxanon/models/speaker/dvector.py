@@ -68,6 +68,7 @@ import numpy as np
 from voxanon.audio.io import check_waveform, resample
 from voxanon.dsp.mel import slaney_mel_filters
 from voxanon.errors import ConfigError
+from voxanon.models.model_files import model_file_error, onnx_reason
 from voxanon.models.speaker.base import EncoderError, SpeakerEncoder, file_digest
 
 #: the model's path inside the wheel (sha256 43bc78a2...abb4, pinned in tools/setup.sh), and its sha256
@@ -263,8 +264,9 @@ class OnnxDVector(DVectorEncoder):
         try:
             self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # noqa: BLE001 - a truncated or foreign file: say which, and how to fix it
-            raise EncoderError(f"{path}: not a loadable ONNX model ({type(exc).__name__}: {exc}); "
-                               f"{HOW_TO_INSTALL}") from exc
+            raise model_file_error(EncoderError, "d-vector model", path, f"cannot be loaded "
+                                   f"({onnx_reason(path, exc)})", expected="the int8 ONNX d-vector",
+                                   todo=HOW_TO_INSTALL) from exc
         cfg = config_from_metadata(self.session.get_modelmeta().custom_metadata_map, str(path))
         inputs, outputs = self.session.get_inputs(), self.session.get_outputs()
         if [i.name for i in inputs] != ["mel_window"] or [o.name for o in outputs] != ["embedding"]:

@@ -31,8 +31,10 @@ import torch
 from torch import nn
 
 from voxanon.models.checkpoint import check_state_keys, load_checkpoint, save_atomic
+from voxanon.models.model_files import model_file_error, short_reason
 from voxanon.models.speaker.base import EncoderError, file_digest
 from voxanon.models.speaker.dvector import (
+    HOW_TO_INSTALL,
     DVectorConfig,
     DVectorEncoder,
     config_from_metadata,
@@ -79,7 +81,9 @@ class DVectorNet(nn.Module):
         try:
             model = onnx.load(str(path))
         except Exception as exc:  # noqa: BLE001 - any parse failure is a bad file
-            raise EncoderError(f"{path}: not a readable ONNX model ({type(exc).__name__}: {exc})") from exc
+            raise model_file_error(EncoderError, "d-vector model", path, f"cannot be read "
+                                   f"({short_reason(exc)})", expected="the int8 ONNX d-vector", todo=HOW_TO_INSTALL
+                                   ) from exc
         cfg = config_from_metadata({p.key: p.value for p in model.metadata_props}, str(path))
         net = cls(cfg)
         state = onnx_state_dict(model.graph, cfg, str(path))
@@ -178,7 +182,8 @@ def load_dvector_net(path: str | os.PathLike) -> tuple[DVectorNet, dict]:
     """The network and ``meta`` of a :func:`save_dvector` checkpoint; EncoderError naming the first wrong key."""
     what = f"d-vector checkpoint {os.fspath(path)}"
     hint = "not a voxanon d-vector checkpoint (write one with save_dvector)"
-    ckpt = load_checkpoint(path, what, EncoderError)
+    ckpt = load_checkpoint(path, "d-vector checkpoint", EncoderError, expected=f"a {FORMAT!r} checkpoint",
+                           todo="point dvector: to a file written by save_dvector (or a d-vector fine-tuning)")
     if not isinstance(ckpt, dict):
         raise EncoderError(f"{what}: holds a {type(ckpt).__name__}, not a dict; {hint}")
     _check_keys(ckpt, CHECKPOINT_KEYS, what, hint)

@@ -19,8 +19,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from voxanon.errors import ConfigError
-from voxanon.models.checkpoint import save_atomic
+from voxanon.models.checkpoint import check_state_keys, load_checkpoint, save_atomic
 from voxanon.models.fbank import Fbank, FbankConfig
+from voxanon.models.model_files import model_file_error, require_keys
 from voxanon.models.speaker.base import BatchedEncoder, EncoderError, file_digest
 
 
@@ -273,12 +274,17 @@ def save_ecapa(path: str | os.PathLike, model: EcapaTdnn, **extra) -> None:
 
 def load_ecapa_checkpoint(path: str | os.PathLike, device: str = "cpu") -> EcapaEncoder:
     """Encoder from a checkpoint written by ``voxanon train attacker`` (or :func:`save_ecapa`)."""
+    what, expected = "ECAPA checkpoint", "voxanon's {'config', 'model'} (best.pt of 'voxanon train attacker')"
+    todo = "point ecapa: to such a file (speechbrain's embedding_model.ckpt is read by speechbrain:)"
+    ckpt = require_keys(load_checkpoint(path, what, EncoderError, expected=expected, todo=todo), ("config", "model"),
+                        what, path, EncoderError, expected=expected, todo=todo)
     try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
-        cfg = EcapaConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ckpt["config"].items()})
-        model = EcapaTdnn(cfg)
-        model.load_state_dict(ckpt["model"])
-    except Exception as exc:  # torch raises many types for truncated or foreign files
-        raise EncoderError(f"{path}: not a usable voxanon ECAPA checkpoint ({type(exc).__name__}: {exc}); "
-                           "retrain or point to best.pt of 'voxanon train attacker'") from exc
+        cfg = EcapaConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in dict(ckpt["config"]).items()})
+    except (TypeError, ValueError) as exc:
+        raise model_file_error(EncoderError, what, path, f"has a config no ECAPA-TDNN takes ({exc})",
+                               expected=expected, todo=todo) from exc
+    model = EcapaTdnn(cfg)
+    check_state_keys(ckpt["model"], {k: tuple(v.shape) for k, v in model.state_dict().items()}, f"{what} {path}",
+                     EncoderError, "the weights do not fit the checkpoint's own config; write it again")
+    model.load_state_dict(ckpt["model"])
     return EcapaEncoder(model, name=f"ecapa-{file_digest(path)}", device=device)

@@ -75,6 +75,7 @@ from voxanon.errors import ConfigError
 from voxanon.models.checkpoint import check_state_keys, load_checkpoint
 from voxanon.models.content.unilm import read_checkpoint, wavlm_from_state
 from voxanon.models.fbank import Fbank, FbankConfig
+from voxanon.models.model_files import looks_like, model_file_error
 from voxanon.models.speaker.base import BatchedEncoder, EncoderError, file_digest
 from voxanon.models.speaker.ecapa import (
     EcapaConfig,
@@ -341,11 +342,13 @@ def asv_ssl_files(path: str | os.PathLike) -> tuple[str, str]:
 
 def read_ecapa_state(path: str | os.PathLike) -> dict[str, torch.Tensor]:
     """State dict of a kit ``embedding_model.ckpt``; a ``state_dict`` wrapper and ``module.`` prefixes are dropped."""
-    obj = load_checkpoint(path, "ecapa_ssl embedding model", EncoderError)
+    what, expected = "ecapa_ssl embedding model", "the state dict of the kit's ECAPA_TDNN_test (VPC 2026)"
+    todo = "point ecapa_ssl: to the kit's exp/asv_ssl (or its embedding_model.ckpt)"
+    obj = load_checkpoint(path, what, EncoderError, expected=expected, todo=todo)
     if isinstance(obj, Mapping) and isinstance(obj.get("state_dict"), Mapping):
         obj = obj["state_dict"]
     if not isinstance(obj, Mapping) or not obj or not all(isinstance(v, torch.Tensor) for v in obj.values()):
-        raise EncoderError(f"{os.fspath(path)}: expected the state dict of the kit's ECAPA_TDNN_test (name -> tensor)")
+        raise model_file_error(EncoderError, what, path, f"is {looks_like(obj)}", expected=expected, todo=todo)
     return {k.removeprefix("module."): v for k, v in obj.items()}
 
 

@@ -14,12 +14,31 @@ import numpy as np
 import torch
 
 from voxanon.audio.io import check_waveform, resample
+from voxanon.models.checkpoint import check_state_keys, load_checkpoint
+from voxanon.models.model_files import require_keys
 from voxanon.models.speaker.base import EncoderError, SpeakerEncoder, file_digest
 
 #: partial utterances per second and minimum coverage of the last one (resemblyzer's defaults)
 _RATE, _MIN_COVERAGE = 1.3, 0.75
 #: partials per LSTM forward pass
 _CHUNK = 256
+#: what a GE2E checkpoint holds, and what to do when a file does not
+EXPECTED = "resemblyzer's {'model_state': <GE2E LSTM state dict>}, e.g. the best.pt of a GE2E fine-tuning"
+TODO = "point ge2e: to such a file, or use 'ge2e' for the bundled weights"
+#: tensors of the GE2E training loss that resemblyzer's pretrained.pt keeps beside the network's
+_LOSS_KEYS = ("similarity_weight", "similarity_bias")
+
+
+def read_ge2e_state(path: Path, model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The state dict of a GE2E checkpoint, checked key by key against ``model`` (resemblyzer's VoiceEncoder)."""
+    what = "GE2E checkpoint"
+    ckpt = load_checkpoint(path, what, EncoderError, expected=EXPECTED, todo=TODO)
+    state = require_keys(ckpt, ("model_state",), what, path, EncoderError, expected=EXPECTED, todo=TODO)["model_state"]
+    if isinstance(state, dict):
+        state = {k: v for k, v in state.items() if k not in _LOSS_KEYS}
+    check_state_keys(state, {k: tuple(v.shape) for k, v in model.state_dict().items()}, f"{what} {path}",
+                     EncoderError, f"expected {EXPECTED}")
+    return state
 
 
 class GE2EEncoder(SpeakerEncoder):
@@ -50,12 +69,8 @@ class GE2EEncoder(SpeakerEncoder):
             self._model, self.name = model, name
             return
         path = Path(weights) if weights else Path(resemblyzer.__file__).resolve().parent / "pretrained.pt"
-        if not path.is_file():
-            raise EncoderError(f"GE2E weights not found: {path}")
-        try:
-            self._model = resemblyzer.VoiceEncoder(device=device, verbose=False, weights_fpath=path)
-        except Exception as exc:  # torch raises many types for truncated or foreign files
-            raise EncoderError(f"{path}: not a usable GE2E checkpoint ({type(exc).__name__}: {exc})") from exc
+        self._model = resemblyzer.VoiceEncoder(device=device, verbose=False)   # the bundled weights, replaced:
+        self._model.load_state_dict(read_ge2e_state(path, self._model))
         self._model.eval()
         self.name = f"ge2e-{file_digest(path)}"
 

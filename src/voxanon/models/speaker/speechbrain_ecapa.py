@@ -19,7 +19,9 @@ import re
 
 import torch
 
+from voxanon.models.checkpoint import load_checkpoint
 from voxanon.models.fbank import FbankConfig
+from voxanon.models.model_files import looks_like, model_file_error
 from voxanon.models.speaker.base import EncoderError, file_digest
 from voxanon.models.speaker.ecapa import EcapaConfig, EcapaEncoder, EcapaTdnn
 
@@ -84,13 +86,15 @@ def load_state_dict_strict(model: torch.nn.Module, sd: dict[str, torch.Tensor], 
 def load_speechbrain_ecapa(path: str | os.PathLike, device: str = "cpu",
                            dilations: tuple[int, ...] | None = None) -> EcapaEncoder:
     """Encoder from a speechbrain ECAPA-TDNN ``embedding_model.ckpt``."""
+    what, expected = "speechbrain ECAPA checkpoint", "speechbrain's embedding_model.ckpt (a state dict of tensors)"
+    todo = "point speechbrain: to such a file (best.pt of 'voxanon train attacker' is read by ecapa:)"
+    sd = load_checkpoint(path, what, EncoderError, expected=expected, todo=todo)
+    if not isinstance(sd, dict) or not sd or not all(isinstance(v, torch.Tensor) for v in sd.values()):
+        raise model_file_error(EncoderError, what, path, f"is {looks_like(sd)}", expected=expected, todo=todo)
     try:
-        sd = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # truncated or foreign files raise many types
-        raise EncoderError(f"{path}: cannot read the checkpoint ({type(exc).__name__}: {exc})") from exc
-    if not isinstance(sd, dict) or not all(isinstance(v, torch.Tensor) for v in sd.values()):
-        raise EncoderError(f"{path}: expected a state dict of tensors (speechbrain's embedding_model.ckpt)")
-    cfg = config_from_state_dict(sd, dilations)
+        cfg = config_from_state_dict(sd, dilations)
+    except (EncoderError, IndexError) as exc:               # IndexError: a tensor of another rank
+        raise model_file_error(EncoderError, what, path, f"does not fit: {exc}", expected=expected) from exc
     model = EcapaTdnn(cfg)
     load_state_dict_strict(model, sd, str(path))
     return EcapaEncoder(model, name=f"speechbrain-ecapa-{file_digest(path)}",

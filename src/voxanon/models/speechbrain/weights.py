@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from voxanon.models.checkpoint import check_state_keys, load_checkpoint
+from voxanon.models.model_files import looks_like, model_file_error
 from voxanon.models.speechbrain.hparams import Node, SbFolderError
 
 _PARAMETRIZED = (".parametrizations.weight.original0", ".parametrizations.weight.original1")
@@ -25,9 +26,11 @@ _LEGACY = (".weight_g", ".weight_v")
 
 def read_state(path: Path) -> dict[str, torch.Tensor]:
     """A checkpoint file's state dict (tensors only), floating point as float32."""
-    state = load_checkpoint(path, "speechbrain checkpoint", SbFolderError)
+    what, expected = "speechbrain checkpoint", "a state dict of tensors (a speechbrain .ckpt of a module)"
+    todo = "copy the kit's folder again (its download script fetches every .ckpt)"
+    state = load_checkpoint(path, what, SbFolderError, expected=expected, todo=todo)
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise SbFolderError(f"{path}: expected a state dict of tensors (a speechbrain .ckpt of a module)")
+        raise model_file_error(SbFolderError, what, path, f"is {looks_like(state)}", expected=expected, todo=todo)
     return {k: v.float() if v.is_floating_point() else v for k, v in state.items()}
 
 

@@ -33,7 +33,8 @@ from torch import nn
 
 from voxanon.audio.io import resample
 from voxanon.dsp.mel import slaney_mel_filters
-from voxanon.models.checkpoint import check_state_keys, load_checkpoint
+from voxanon.models.checkpoint import load_checkpoint, load_state_checked
+from voxanon.models.model_files import looks_like, model_file_error, require_keys
 from voxanon.models.vocoder.base import Vocoder, VocoderError
 from voxanon.models.vocoder.onnx_engine import OnnxGenerator, resolve_engine
 
@@ -207,11 +208,25 @@ def retime_state(state: Mapping[str, torch.Tensor], src: HifiganConfig,
     return out
 
 
-def load_state_checked(module: nn.Module, state: Mapping[str, torch.Tensor], what: str) -> None:
+#: what a HiFi-GAN checkpoint file holds, and what to do when it does not
+EXPECTED = "a HiFi-GAN generator checkpoint {'generator': <state dict>} (g_* or generator_universal.pth.tar)"
+TODO = "give the generator checkpoint, with its config.json beside it"
+
+
+def read_generator_state(path: str | os.PathLike) -> Mapping[str, torch.Tensor]:
+    """The ``generator`` state dict of a reference-layout HiFi-GAN checkpoint (weight norm folded)."""
+    what = "HiFi-GAN checkpoint"
+    ckpt = require_keys(load_checkpoint(path, what, VocoderError, expected=EXPECTED, todo=TODO), ("generator",), what,
+                        path, VocoderError, expected=EXPECTED, todo=TODO)
+    if not isinstance(ckpt["generator"], Mapping):
+        raise model_file_error(VocoderError, what, path, f"holds {looks_like(ckpt['generator'])} as 'generator'",
+                               expected=EXPECTED, todo=TODO)
+    return fold_weight_norm(ckpt["generator"])
+
+
+def load_generator_state(module: nn.Module, state: Mapping[str, torch.Tensor], what: str) -> None:
     """``load_state_dict`` that names the first missing, unexpected or mis-shaped key."""
-    shapes = {k: tuple(v.shape) for k, v in module.state_dict().items()}
-    check_state_keys(state, shapes, what, VocoderError, "is this a checkpoint of this architecture and config?")
-    module.load_state_dict({k: v.float() for k, v in state.items()})
+    load_state_checked(module, state, what, VocoderError, "is this a checkpoint of this architecture and config?")
 
 
 def config_next_to(path: str | os.PathLike, default: HifiganConfig) -> HifiganConfig:
@@ -230,12 +245,9 @@ def load_generator(path: str | os.PathLike, cfg: HifiganConfig | None = None) ->
     """
     path = os.fspath(path)
     cfg = cfg or config_next_to(path, PRESETS["v1"])
-    ckpt = load_checkpoint(path, "HiFi-GAN checkpoint", VocoderError)
-    if not isinstance(ckpt, Mapping) or "generator" not in ckpt:
-        keys = list(ckpt)[:5] if isinstance(ckpt, Mapping) else type(ckpt).__name__
-        raise VocoderError(f"{path}: no 'generator' key (found {keys}); expected a HiFi-GAN g_* checkpoint")
+    state = read_generator_state(path)
     gen = Generator(cfg)
-    load_state_checked(gen, fold_weight_norm(ckpt["generator"]), f"HiFi-GAN checkpoint {path}")
+    load_generator_state(gen, state, f"HiFi-GAN checkpoint {path}")
     return gen.eval().requires_grad_(False)
 
 

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from voxanon.models.model_files import model_file_error, onnx_reason
 from voxanon.models.vocoder.base import VocoderError
 
 #: bump when the exported graph changes (input/output names, opset, export settings)
@@ -135,8 +136,9 @@ class OnnxGenerator:
         try:
             self.session = ort.InferenceSession(str(self.path), opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # noqa: BLE001 - a truncated or foreign file: say which, and how to fix it
-            raise VocoderError(f"cannot load the cached HiFi-GAN export {self.path}: {exc}; delete it "
-                               f"to export again") from exc
+            raise model_file_error(VocoderError, "cached HiFi-GAN export", self.path,
+                                   f"cannot be loaded ({onnx_reason(self.path, exc)})",
+                                   todo="delete it to export again") from exc
 
     def __call__(self, mel: torch.Tensor) -> torch.Tensor:
         wav = self.session.run(None, {"mel": np.ascontiguousarray(mel.numpy(), dtype=np.float32)})[0]
