@@ -73,8 +73,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_conditions(results, summary) -> None:
-    """Strongest-attacker EER and WER per system under each condition and place, beside the clean run's."""
-    from voxanon.jobs.benchmark.conditions import condition_summary
+    """Strongest-attacker EER and WER (the ranking's privacy and required measures) per system under each
+    condition and place, beside the clean run's."""
+    from voxanon.jobs.benchmark.conditions import compared_columns, condition_summary
     from voxanon.table import format_table
 
     def cell(row, key: str) -> str:
@@ -83,14 +84,15 @@ def _print_conditions(results, summary) -> None:
 
     runs = list(results.conditions)
     by_run = [{r.system: r for r in condition_summary(results, run).rows} for run in runs]
-    header = ["system", "EER % clean", "WER % clean"]
+    columns = compared_columns(summary)
+    header = ["system", *(f"{c.cli} clean" for c in columns)]
     for run in runs:
-        header += [f"EER % {run.name} {run.applied_to}", f"WER % {run.name} {run.applied_to}"]
+        header += [f"{c.cli} {run.name} {run.applied_to}" for c in columns]
     rows = []
     for r in summary.rows:
-        cells = [r.system, cell(r, "eer"), cell(r, "wer")]
+        cells = [r.system, *(cell(r, c.name) for c in columns)]
         for rows_of in by_run:
-            cells += [cell(rows_of.get(r.system), "eer"), cell(rows_of.get(r.system), "wer")]
+            cells += [cell(rows_of.get(r.system), c.name) for c in columns]
         rows.append(cells)
     print("\nrecording conditions (EER of the strongest attacker):\n" + format_table(header, rows))
 

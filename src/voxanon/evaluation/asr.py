@@ -25,7 +25,7 @@ from voxanon.atomic import write_text
 from voxanon.audio.io import AudioError, load_audio
 from voxanon.data import layout
 from voxanon.data.kaldi import DataDir, read_data_dir
-from voxanon.evaluation.evaluator import Column, Env, Evaluator, RunSettings, SystemData
+from voxanon.evaluation.evaluator import UTILITY, Column, Env, Evaluator, Rank, RunSettings, SystemData
 from voxanon.evaluation.results import AsrResult, from_dict
 from voxanon.metrics import ConfidenceInterval, WERResult, wer, wer_ci
 from voxanon.metrics.text import NORMALIZERS
@@ -214,6 +214,7 @@ class AsrEvaluator(Evaluator):
 
     kind = "wer"
     Settings = AsrSettings
+    under_conditions = True
 
     @classmethod
     def plan(cls, run: RunSettings) -> list[Evaluator]:
@@ -239,14 +240,34 @@ class AsrEvaluator(Evaluator):
     @classmethod
     def columns(cls, results) -> list[Column]:
         """``wer``: the run's WER (CER in a language scored by characters) on the primary split (``wer_ci`` its
-        interval, report only)."""
+        interval, report only); it ranks systems (lower is better) and a system without it is not ranked."""
         def result(record, results) -> AsrResult | None:
             return record.get(cls.kind, results.settings.primary.split)
 
         rate = results.settings.error_rate
         return [Column("wer", lambda record, results: (w := result(record, results)) and w.wer,
-                       header=f"{rate} % [95% CI]", cli=f"{rate} %", ci="wer_ci"),
+                       header=f"{rate} % [95% CI]", cli=f"{rate} %", ci="wer_ci",
+                       rank=Rank(UTILITY, higher_better=False, label=rate, what="content", required=True)),
                 Column("wer_ci", lambda record, results: (w := result(record, results)) and w.wer_ci, csv=False)]
+
+    @classmethod
+    def section(cls, results, page) -> tuple[str, str] | None:
+        """Every WER / CER of the run (each split and the real-speech check, the run's recogniser and each second
+        one) with its interval and what was left out (the "Utility" section)."""
+        rate = results.settings.error_rate
+        body = []
+        for name, s in results.systems.items():
+            asrs = [(slot, results.settings.asr, w) for (slot,), w in s.of_kind(AsrEvaluator.kind).items()]
+            asrs += [(split, backend, w) for (backend, split), w in s.of_kind(CheckAsrEvaluator.kind).items()]
+            for split, backend, w in asrs:
+                ci = w.wer_ci
+                body.append([page.fmt(name), page.fmt(split), page.fmt(backend),
+                             page.fmt_ci(w.wer, (ci.low, ci.high) if ci else None), page.fmt(w.cer),
+                             page.fmt(w.n_scored), f"{len(w.missing_transcript)} / {len(w.failed)}"])
+        if not body:
+            return None
+        return "Utility", page.table(["system", "split", "recogniser", f"{rate} % [95% CI]", "CER %", "utts scored",
+                                      "missing text / failed"], body)
 
     def run(self, data: SystemData, env: Env) -> AsrResult:
         from voxanon.models.asr import load_asr
@@ -277,6 +298,10 @@ class RealSpeechAsrEvaluator(AsrEvaluator):
         return {"real": data.sets[layout.REAL_SPEECH]}
 
     @classmethod
+    def section(cls, results, page) -> tuple[str, str] | None:
+        return None  # its results are rows of AsrEvaluator's table
+
+    @classmethod
     def columns(cls, results) -> list[Column]:
         """``wer_real``: the WER (CER) on the real-speech check, in runs that have one."""
         rate = results.settings.error_rate
@@ -301,6 +326,10 @@ class CheckAsrEvaluator(AsrEvaluator):
     @property
     def slot(self) -> tuple[str, ...]:
         return (self.settings.backend, self.settings.split)
+
+    @classmethod
+    def section(cls, results, page) -> tuple[str, str] | None:
+        return None  # its results are rows of AsrEvaluator's table
 
     @classmethod
     def columns(cls, results) -> list[Column]:

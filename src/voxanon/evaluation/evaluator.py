@@ -10,8 +10,9 @@ key from exactly these (:func:`stage_key`), so it never writes one by hand.
 
 An evaluator also owns its output: :meth:`~Evaluator.columns` declares the
 columns it adds to the benchmark summary (:class:`Column`: summary.csv, the
-report's results table, the printed table) and :meth:`~Evaluator.section`
-its part of ``report.html``. A new evaluation is one class plus one line in
+report's results table, the printed table; a column's :class:`Rank` says
+whether and how it ranks systems), :meth:`~Evaluator.section` its part of
+``report.html`` and :meth:`~Evaluator.figures` its figures. A new evaluation is one class plus one line in
 :data:`EVALUATORS` (or a call to :func:`register`), and its result kind in
 :func:`voxanon.evaluation.results.register_kind`; the benchmark, the report
 and the CLI find its columns and section there.
@@ -85,6 +86,29 @@ class Env:
         return self._models[spec]
 
 
+#: the roles of summary columns in the ranking (:class:`Rank`)
+PRIVACY, UTILITY = "privacy", "utility"
+
+
+@dataclass(frozen=True)
+class Rank:
+    """A summary column's part in the VPC ranking (:func:`voxanon.jobs.benchmark.records.rank`).
+
+    ``role`` :data:`PRIVACY`: the column whose value (EER %, higher is more private) puts each system in its
+    privacy category; one per run. :data:`UTILITY`: a measure systems are ranked by inside each category
+    (``higher_better`` or lower), changes are taken of against the original and Pareto fronts drawn for;
+    ``label`` names it in the report (``rank WER``) and ``what`` says what it measures (``content``). A
+    ``required`` measure is one a system must have to be ranked; an optional one ranks only when every ranked
+    system has it (the ranking records whether it did: ``<column>_used``).
+    """
+
+    role: str
+    higher_better: bool = True
+    label: str = ""
+    what: str = ""
+    required: bool = False
+
+
 @dataclass(frozen=True)
 class Column:
     """One column of the benchmark summary, declared by an evaluator (:meth:`Evaluator.columns`).
@@ -99,7 +123,7 @@ class Column:
     there); ``digits``, ``bold``, ``label`` (text shown for the value) and
     ``ci`` (the name of the column holding its interval) format the report
     cell. One name may be declared twice to sit elsewhere in the report than
-    in summary.csv (``csv=False`` on the second).
+    in summary.csv (``csv=False`` on the second). ``rank``: the column's part in the ranking (None: none).
     """
 
     name: str
@@ -112,6 +136,7 @@ class Column:
     ci: str | None = None
     csv: bool = True
     omit_missing: bool = False
+    rank: Rank | None = None
 
 
 class Evaluator(ABC):
@@ -119,6 +144,8 @@ class Evaluator(ABC):
 
     kind: ClassVar[str]
     Settings: ClassVar[type]
+    #: whether the benchmark measures it again under each recording condition (:mod:`voxanon.jobs.benchmark.conditions`)
+    under_conditions: ClassVar[bool] = False
 
     def __init__(self, settings: Any) -> None:
         if not isinstance(settings, self.Settings):
@@ -141,6 +168,13 @@ class Evaluator(ABC):
         (:mod:`voxanon.jobs.report.page`: ``table``, ``fmt``, ``fmt_ci``); None: no section. Sections of one title
         are joined in registration order."""
         return None
+
+    @classmethod
+    def figures(cls, results: Any, summary: Any, draw: Any, folder: Path) -> list[tuple[Path, str]]:
+        """This evaluator's report figures, drawn into ``folder`` with ``draw``'s functions
+        (:mod:`voxanon.jobs.report.figures`) from the run's ``results`` and its ``summary``
+        (:class:`~voxanon.jobs.benchmark.records.Summary`): (PNG path, caption) each; default: none."""
+        return []
 
     @property
     def slot(self) -> tuple[str, ...]:

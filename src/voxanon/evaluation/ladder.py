@@ -110,6 +110,7 @@ class LadderEvaluator(Evaluator):
 
     kind = "privacy"
     Settings = LadderSettings
+    under_conditions = True
 
     @classmethod
     def plan(cls, run: RunSettings) -> list[Evaluator]:

@@ -40,7 +40,7 @@ from voxanon.data import layout
 from voxanon.data.iemocap import CLASSES, classes_of, emotion_class
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.errors import ConfigError
-from voxanon.evaluation.evaluator import Column, Env, Evaluator, RunSettings, SystemData
+from voxanon.evaluation.evaluator import UTILITY, Column, Env, Evaluator, Rank, RunSettings, SystemData
 from voxanon.evaluation.results import SerResult, from_dict
 from voxanon.metrics import mean_over_folds, uar, uar_ci
 from voxanon.models.ser import EmotionRecognizer, SERError, load_ser
@@ -342,9 +342,34 @@ class SerEvaluator(Evaluator):
 
     @classmethod
     def columns(cls, results) -> list[Column]:
-        """``uar``: the mean UAR over the folds."""
+        """``uar``: the mean UAR over the folds; it ranks systems (higher is better) where every system has it."""
         return [Column("uar", lambda record, results: (r := record.get(cls.kind)) and r.uar_mean,
-                       header="UAR %", cli="UAR %")]
+                       header="UAR %", cli="UAR %", rank=Rank(UTILITY, label="UAR", what="emotion"))]
+
+    @classmethod
+    def section(cls, results, page) -> tuple[str, str] | None:
+        """The UAR of every system with its interval and per-class recall (joined to the ASR's "Utility")."""
+        sers = {name: r for name, record in results.systems.items() if (r := record.get(cls.kind)) is not None}
+        if not sers:
+            return None
+        body = [[page.fmt(name), _uar_cell(r, page), ", ".join(f"{k} {v:.0f}" for k, v in r.per_class_recall.items())
+                 or "–"] for name, r in sers.items()]
+        note = f"<p class='small'>{emotion_note(results)}</p>" if results.data.synthetic else ""
+        return "Utility", page.table(["system", "UAR % (mean ± std over folds) [95 % CI]", "per-class recall %"],
+                                     body) + note
+
+    @classmethod
+    def figures(cls, results, summary, draw, folder: Path) -> list[tuple[Path, str]]:
+        """Per-emotion recall of each system's output."""
+        recall = {n: r.per_class_recall for n, s in results.systems.items() if (r := s.get(cls.kind))
+                  and r.per_class_recall}
+        if not recall:
+            return []
+        classes = ser_classes(results)
+        return [(draw.grouped_bars(folder / "emotion_recall", list(classes),
+                                   {n: [v.get(e, float("nan")) for e in classes] for n, v in recall.items()},
+                                   ylabel="recall %", title="Emotion recall per class"),
+                 "Per-emotion recall of the SER (trained on original data) on each system's output.")]
 
     def run(self, data: SystemData, env: Env) -> SerResult:
         res = evaluate_ser(data.sets[layout.EMO], data.ser_models, batch_size=self.settings.batch_size,
@@ -352,3 +377,34 @@ class SerEvaluator(Evaluator):
         if emotion_set_is_synthetic(data) and not res.smoke_test_only:  # anonymized copies carry no marker
             res = dataclasses.replace(res, smoke_test_only=True, message=SMOKE_TEST_MESSAGE)
         return res
+
+
+#: class code -> the word the report uses
+CLASS_NAMES = {"neu": "neutral", "sad": "sadness", "ang": "anger", "hap": "happiness", "fea": "fear"}
+
+
+def _uar_cell(ser: SerResult, page) -> str:
+    """``mean ± std [low, high]`` of a SER result."""
+    interval = f" [{page.fmt(ser.uar_ci[0])}, {page.fmt(ser.uar_ci[1])}]" if ser.uar_ci else ""
+    return f"{page.fmt(ser.uar_mean)} ± {page.fmt(ser.uar_std)}{interval}"
+
+
+def ser_classes(results) -> tuple[str, ...]:
+    """The emotion classes of a benchmark run's SER results, in :data:`~voxanon.data.iemocap.CLASSES` order."""
+    return classes_of(c for s in results.systems.values() if (r := s.get(SerEvaluator.kind)) for c in r.labels)
+
+
+def emofilm_note(classes: tuple[str, ...]) -> str:
+    """What the report says about an EmoFilm emotion set of ``classes``."""
+    chance = f", chance {100 / len(classes):.0f} %" if classes else ""
+    return ("The emotion set is real emotional speech: EmoFilm's Spanish clips (film dubs; "
+            f"{', '.join(CLASS_NAMES.get(c, c) for c in classes)}: no neutral{chance}), in 5 folds of voices "
+            "inferred from speaker embeddings.")
+
+
+def emotion_note(results) -> str:
+    """What the report says about the emotion set of a run on the offline corpus: EmoFilm's real clips, or the
+    TTS's acted styles (a smoke test)."""
+    if (results.data.description or {}).get("emotion_set"):
+        return emofilm_note(ser_classes(results))
+    return "The emotion set of the synthetic corpus is acted by TTS prosody settings: UAR is a smoke test only."

@@ -92,7 +92,7 @@ def test_a_character_language_heads_its_columns_cer(tmp_path):
     results = dataclasses.replace(results, settings=dataclasses.replace(results.settings, language="zh",
                                                                         error_unit="char"),
                                   machine={"cpu_count": 2, "platform": "p"})
-    results = dataclasses.replace(results, ranking=rank(summarize(results).rows))
+    results = dataclasses.replace(results, ranking=rank(summarize(results)))
     columns = {c.name: c for c in summarize(results).columns}
     assert (columns["wer"].header, columns["wer"].cli) == ("CER % [95% CI]", "CER %")
     write_outputs(tmp_path, results)

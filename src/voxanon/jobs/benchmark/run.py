@@ -376,14 +376,9 @@ class Benchmark:
                     synthetic: bool) -> list[ConditionRun]:
         """Every system's privacy and WER under each recording condition, applied to the input and/or the
         output (:mod:`voxanon.jobs.benchmark.conditions`); stages cached as the clean run's are."""
-        from voxanon.jobs.benchmark.conditions import (
-            CONDITION_KINDS,
-            INPUT,
-            condition_set,
-            parse_conditions,
-        )
+        from voxanon.jobs.benchmark.conditions import INPUT, condition_set, parse_conditions
 
-        evs = [e for e in evaluators if e.kind in CONDITION_KINDS]
+        evs = [e for e in evaluators if e.under_conditions]
         # no SER and no real-speech check under a condition
         sources = {k: Path(v) for k, v in original.items() if k not in (EMO, REAL_SPEECH)}
         runs = []
@@ -524,7 +519,7 @@ class Benchmark:
             systems=record_objs, errors=self.errors, paths=anon_paths, ranking=None, elapsed_seconds=0.0,
             conditions=condition_runs)
         self.summary = summarize(results)
-        results = dataclasses.replace(results, ranking=rank(self.summary.rows),
+        results = dataclasses.replace(results, ranking=rank(self.summary),
                                       elapsed_seconds=time.monotonic() - t0)
 
         stages.step("report")
