@@ -76,10 +76,8 @@ def benchmark_results(with_ser=True):
         errors={}, paths={}, ranking=Ranking({}, {"uar": False}), elapsed_seconds=1.0)
 
 
-#: run settings of a one-split benchmark without attacker rungs
-RUN = RunSettings(splits=("test",), wer_splits=("test",), n_boot=20, seed=0, asr="whisper-tiny",
-                  wer_normalization="vpc", pretrained="ge2e", quality_utts=1, quality_split="test", rungs=(),
-                  ecapa_recipe="small", attacker_epochs=1, finetune_epochs=1, ser_epochs=8)
+#: run settings of a one-split benchmark
+RUN = RunSettings(splits=("test",), n_boot=20, seed=0, asr="whisper-tiny", wer_normalization="vpc", pretrained="ge2e")
 
 
 def ranked(results):

@@ -23,6 +23,10 @@ def run(args: argparse.Namespace) -> int:
     profile = PROFILES["quick" if args.quick else args.profile]
     added = tuple(e for e in args.add_evaluators or () if e not in profile.extra_evaluators)
     profile = dataclasses.replace(profile, extra_evaluators=profile.extra_evaluators + added)
+    if getattr(args, "settings", None):
+        from voxanon.evaluation.evaluator import parse_setting
+
+        profile = dataclasses.replace(profile, settings={**profile.settings, **dict(map(parse_setting, args.settings))})
     if args.conditions is not None or args.condition_on is not None:
         from voxanon.jobs.benchmark.conditions import parse_conditions, parse_places
 
@@ -145,6 +149,10 @@ def register(commands) -> None:
                         "such recordings?), output (after it, before the attackers: does the channel change "
                         "privacy?) or input,output (default)")
     p.add_argument("--quick", action="store_true", help="same as --profile quick (a few minutes; for CI)")
+    p.add_argument("--set", dest="settings", action="append", metavar="NAME.SETTING=VALUE",
+                   help="an evaluator's setting, over the profile's (e.g. ser.epochs=15, ladder.attacker_epochs=4, "
+                        "ladder.rungs=AA-backend,AA-semi, wer.splits=dev,test, wer_check.backends=pocketsphinx, "
+                        "quality.max_utts=20); repeatable; a wrong name lists the evaluators or their settings")
     p.defer(_evaluator_option)
     p.add_argument("--seed", type=int, default=0,
                    help="global seed (corpus and anonymization); another seed in a filled --out builds its own "

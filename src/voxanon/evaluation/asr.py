@@ -25,7 +25,17 @@ from voxanon.atomic import write_text
 from voxanon.audio.io import AudioError, load_audio
 from voxanon.data import layout
 from voxanon.data.kaldi import DataDir, read_data_dir
-from voxanon.evaluation.evaluator import UTILITY, Column, Env, Evaluator, Rank, RunSettings, SystemData
+from voxanon.evaluation.evaluator import (
+    UTILITY,
+    Column,
+    Env,
+    Evaluator,
+    NoOptions,
+    Rank,
+    RunSettings,
+    SystemData,
+    option,
+)
 from voxanon.evaluation.results import AsrResult, from_dict
 from voxanon.metrics import ConfidenceInterval, WERResult, wer, wer_ci
 from voxanon.metrics.text import NORMALIZERS
@@ -199,6 +209,22 @@ def merge_dirs(dirs: list[Path], name: str) -> DataDir:
 
 
 @dataclass(frozen=True)
+class AsrOptions:
+    """The splits whose trials get the WER (none, or none the run attacks: its last split)."""
+
+    splits: tuple[str, ...] = option((), profile="wer_splits")
+
+
+@dataclass(frozen=True)
+class CheckAsrOptions:
+    """The second recognisers whose WER is measured beside the run's (English only: pocketsphinx knows no other
+    language), on the WER's splits."""
+
+    backends: tuple[str, ...] = option((), profile="check_asrs")
+    splits: tuple[str, ...] = option((), profile="wer_splits")
+
+
+@dataclass(frozen=True)
 class AsrSettings:
     """WER (or CER: ``unit``) of ``backend`` on one split's trial sets (female and male merged)."""
 
@@ -214,11 +240,13 @@ class AsrEvaluator(Evaluator):
 
     kind = "wer"
     Settings = AsrSettings
+    Options = AsrOptions
     under_conditions = True
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
-        return [cls(AsrSettings(s, run.asr, run.wer_normalization, run.n_boot, run.asr_unit)) for s in wer_splits(run)]
+    def plan(cls, run: RunSettings, options: AsrOptions) -> list[Evaluator]:
+        return [cls(AsrSettings(s, run.asr, run.wer_normalization, run.n_boot, run.asr_unit))
+                for s in wer_splits(run, options.splits)]
 
     @property
     def slot(self) -> tuple[str, ...]:
@@ -286,9 +314,10 @@ class RealSpeechAsrEvaluator(AsrEvaluator):
 
     #: the slot of its results among the ``wer`` results (beside the splits)
     SLOT = "real-speech"
+    Options = NoOptions
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
+    def plan(cls, run: RunSettings, options) -> list[Evaluator]:
         return [cls(AsrSettings(cls.SLOT, run.asr, run.wer_normalization, run.n_boot, run.asr_unit))]
 
     def applies(self, data: SystemData) -> bool:
@@ -310,18 +339,21 @@ class RealSpeechAsrEvaluator(AsrEvaluator):
 
 
 class CheckAsrEvaluator(AsrEvaluator):
-    """The WER of each second recogniser of the run (:attr:`RunSettings.check_asrs`), by backend and split.
+    """The WER of each second recogniser of the run (:class:`CheckAsrOptions`), by backend and split.
 
     A model trained against one recogniser's encoder (LTF against Whisper's) can learn speech that only that
     recogniser hears; a recogniser of another kind (pocketsphinx) is the judge it cannot have fooled.
     """
 
     kind = "wer_check"
+    Options = CheckAsrOptions
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
-        return [cls(AsrSettings(s, b, run.wer_normalization, run.n_boot, run.asr_unit)) for b in run.check_asrs
-                for s in wer_splits(run)]
+    def plan(cls, run: RunSettings, options: CheckAsrOptions) -> list[Evaluator]:
+        if run.language != "en":  # pocketsphinx, the profiles' second recogniser, knows English only
+            return []
+        return [cls(AsrSettings(s, b, run.wer_normalization, run.n_boot, run.asr_unit)) for b in options.backends
+                for s in wer_splits(run, options.splits)]
 
     @property
     def slot(self) -> tuple[str, ...]:
@@ -344,6 +376,6 @@ class CheckAsrEvaluator(AsrEvaluator):
         return [Column(f"wer_{b}", wer_of(b), header=f"{rate} {b} %", cli=f"{rate} {b} %") for b in backends]
 
 
-def wer_splits(run: RunSettings) -> list[str]:
-    """The splits whose trials get the WER: the run's WER splits, else its last split."""
-    return [s for s in run.splits if s in run.wer_splits] or list(run.splits[-1:])
+def wer_splits(run: RunSettings, splits: tuple[str, ...]) -> list[str]:
+    """The splits whose trials get the WER: those of ``splits`` the run attacks, else its last split."""
+    return [s for s in run.splits if s in splits] or list(run.splits[-1:])

@@ -170,7 +170,7 @@ class ContentPrivacyEvaluator(Evaluator):
     Settings = ContentPrivacySettings
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
+    def plan(cls, run: RunSettings, options) -> list[Evaluator]:
         return [cls(ContentPrivacySettings(source, split, "tfidf", run.n_boot, run.seed))
                 for split in run.splits for source in (REFERENCE, run.asr)]
 

@@ -334,7 +334,7 @@ class PrivacyEvaluator(Evaluator):
     under_conditions = True
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
+    def plan(cls, run: RunSettings, options) -> list[Evaluator]:
         return [cls(PrivacySettings(name, split, run.pretrained, run.n_boot))
                 for split in run.splits for name, sc in SCENARIOS.items() if sc.attacker == "pretrained"]
 

@@ -40,7 +40,18 @@ from voxanon.data import layout
 from voxanon.data.iemocap import CLASSES, classes_of, emotion_class
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.errors import ConfigError
-from voxanon.evaluation.evaluator import UTILITY, Column, Env, Evaluator, Rank, RunSettings, SystemData
+from voxanon.evaluation.evaluator import (
+    UTILITY,
+    Column,
+    Env,
+    Evaluator,
+    Prerequisite,
+    Rank,
+    RunSettings,
+    SystemData,
+    option,
+)
+from voxanon.evaluation.fingerprint import data_fingerprint
 from voxanon.evaluation.results import SerResult, from_dict
 from voxanon.metrics import mean_over_folds, uar, uar_ci
 from voxanon.models.ser import EmotionRecognizer, SERError, load_ser
@@ -314,10 +325,38 @@ def evaluate_ser(data_dir: str | os.PathLike, models_dir: str | os.PathLike | No
     })
 
 
+#: the folder (under the run's output) of the per-fold SER models trained on original speech
+REFERENCE_MODELS = "ser_models"
+
+
+def reference_models(emo_dir: Path, epochs: int, seed: int) -> Prerequisite:
+    """The per-fold SER models trained on the original emotion set ``emo_dir`` (``epochs``, ``seed``): the models
+    the SER evaluation scores each system's output with, and the reference SER learnability compares with."""
+    return Prerequisite(REFERENCE_MODELS, {"emo": data_fingerprint(emo_dir), "epochs": epochs, "seed": seed},
+                        lambda folder, env: train_folds(emo_dir, folder, epochs=epochs, seed=seed, quiet=env.quiet),
+                        "SER training")
+
+
+def prepared_reference(data: SystemData, epochs: int, seed: int) -> Path | None:
+    """The folder of the reference models for ``data``'s original emotion set, where the run trained them."""
+    emo = data.original.get(layout.EMO)
+    return data.prepared.get(reference_models(emo, epochs, seed).id) if emo is not None else None
+
+
+@dataclass(frozen=True)
+class SerOptions:
+    """Epochs of the per-fold SER recipe trained on original speech (the reference models)."""
+
+    epochs: int = option(15, profile="ser_epochs")
+
+
 @dataclass(frozen=True)
 class SerSettings:
-    """SER scoring settings (the models are trained on original emotion data by the benchmark)."""
+    """The reference models' recipe (``epochs``, ``seed``; trained once per run on original emotion data) and the
+    scoring batch size."""
 
+    epochs: int
+    seed: int
     batch_size: int = 16
 
 
@@ -326,19 +365,28 @@ class SerEvaluator(Evaluator):
 
     kind = "ser"
     Settings = SerSettings
+    Options = SerOptions
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
-        return [cls(SerSettings())]
+    def plan(cls, run: RunSettings, options: SerOptions) -> list[Evaluator]:
+        return [cls(SerSettings(options.epochs, run.seed))]
+
+    def prerequisites(self, original) -> list[Prerequisite]:
+        """The reference models, trained on the original emotion set (none without one)."""
+        emo = original.get(layout.EMO)
+        return [reference_models(emo, self.settings.epochs, self.settings.seed)] if emo is not None else []
+
+    def _models_dir(self, data: SystemData) -> Path | None:
+        return prepared_reference(data, self.settings.epochs, self.settings.seed)
 
     def applies(self, data: SystemData) -> bool:
-        return data.ser_models is not None and layout.EMO in data.sets
+        return layout.EMO in data.sets and self._models_dir(data) is not None
 
     def inputs(self, data: SystemData) -> dict[str, Path]:
         return {"emo": data.sets[layout.EMO]}
 
     def models(self, data: SystemData) -> dict[str, str]:
-        return {"ser": f"folds:{data.ser_models}"}
+        return {"ser": f"folds:{self._models_dir(data)}"}
 
     @classmethod
     def columns(cls, results) -> list[Column]:
@@ -372,7 +420,7 @@ class SerEvaluator(Evaluator):
                  "Per-emotion recall of the SER (trained on original data) on each system's output.")]
 
     def run(self, data: SystemData, env: Env) -> SerResult:
-        res = evaluate_ser(data.sets[layout.EMO], data.ser_models, batch_size=self.settings.batch_size,
+        res = evaluate_ser(data.sets[layout.EMO], self._models_dir(data), batch_size=self.settings.batch_size,
                            quiet=env.quiet).summary()
         if emotion_set_is_synthetic(data) and not res.smoke_test_only:  # anonymized copies carry no marker
             res = dataclasses.replace(res, smoke_test_only=True, message=SMOKE_TEST_MESSAGE)

@@ -69,7 +69,7 @@ class LevelEvaluator(Evaluator):
     under_conditions = True
 
     @classmethod
-    def plan(cls, run):
+    def plan(cls, run, options):
         return [cls(LevelSettings(s)) for s in run.splits]
 
     @property
