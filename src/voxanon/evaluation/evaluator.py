@@ -12,10 +12,14 @@ An evaluator also owns its output: :meth:`~Evaluator.columns` declares the
 columns it adds to the benchmark summary (:class:`Column`: summary.csv, the
 report's results table, the printed table; a column's :class:`Rank` says
 whether and how it ranks systems), :meth:`~Evaluator.section` its part of
-``report.html`` and :meth:`~Evaluator.figures` its figures. A new evaluation is one class plus one line in
-:data:`EVALUATORS` (or a call to :func:`register`), and its result kind in
+``report.html`` and :meth:`~Evaluator.figures` its figures. It owns its
+inputs too: its :attr:`~Evaluator.Options` (what a user sets, from a profile
+or ``voxanon benchmark --set NAME.FIELD=VALUE``) and its
+:meth:`~Evaluator.prerequisites` (work done once per run on original data).
+A new evaluation is one class plus one line in :data:`EVALUATORS` (or a call
+to :func:`register`), and its result kind in
 :func:`voxanon.evaluation.results.register_kind`; the benchmark, the report
-and the CLI find its columns and section there.
+and the CLI find everything else there.
 """
 
 from __future__ import annotations

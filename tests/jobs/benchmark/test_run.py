@@ -33,9 +33,6 @@ from voxanon.jobs.benchmark.records import (
 )
 from voxanon.jobs.benchmark.run import StageCache, System, default_systems, parse_system
 from voxanon.jobs.report import page
-from voxanon.jobs.report.write import (
-    content_shift_sentence,
-)
 
 
 def test_parse_system_forms():
@@ -290,15 +287,19 @@ def test_a_second_recogniser_gets_its_own_column_beside_the_runs_wer(tmp_path, m
     assert next(line for line in lines if line.startswith("b ")).split()[-4:-2] == ["3.00", "17.50"]
 
 
-def test_content_shift_sentence_says_how_far_c_eer_moved_from_the_original():
-    rows = {r.system: r for r in summarize(benchmark_results()).rows}
-    original, other = rows[ORIGINAL], next(r for n, r in rows.items() if n != ORIGINAL)
-    assert content_shift_sentence(other, original) is None            # no content attack ran
-    original, other = (dataclasses.replace(r, values={**r.values, "c_eer": c}) for r, c in ((original, 27.0),
-                                                                                             (other, 45.8)))
-    assert content_shift_sentence(other, original) == (
-        f"{other.system}: C-EER 45.8 %, 18.8 points above the original's 27.0 %.")
-    assert content_shift_sentence(original, original) is None
+def test_the_content_section_says_how_far_each_c_eer_moved_from_the_original():
+    from voxanon.evaluation.content_privacy import ContentPrivacyEvaluator
+
+    results = benchmark_results()
+    assert ContentPrivacyEvaluator.section(results, page) is None            # no content attack ran
+    c_eers = {ORIGINAL: 27.0, "a": 45.8, "b": 20.5}
+    systems = {n: dataclasses.replace(r, results={**r.results, ("content", "a", "test"): dataclasses.replace(
+        privacy_result(c_eers[n] - 1, c_eers[n] + 1), eer_mean=c_eers[n])}) for n, r in results.systems.items()
+        if n in c_eers}
+    title, html = ContentPrivacyEvaluator.section(dataclasses.replace(results, systems=systems), page)
+    assert title == "Content privacy" and html.count("<li>") == 2
+    assert "<li>a: C-EER 45.8 %, 18.8 points above the original&#x27;s 27.0 %.</li>" in html
+    assert "<li>b: C-EER 20.5 %, 6.5 points below the original&#x27;s 27.0 %.</li>" in html
 
 
 def test_default_profile_builds_the_kokoro_corpus_and_quick_the_formant_one():

@@ -21,7 +21,6 @@ from voxanon.evaluation.results import to_dict
 from voxanon.evaluation.scenarios import SCENARIOS, title
 from voxanon.jobs.benchmark.conditions import condition_rows
 from voxanon.jobs.benchmark.records import (
-    ORIGINAL,
     RTF,
     BenchmarkResults,
     Ranking,
@@ -161,27 +160,6 @@ def _settings_section(results: BenchmarkResults) -> str:
     return "".join(parts)
 
 
-def content_shift_sentence(row: SummaryRow, original: SummaryRow | None) -> str | None:
-    """One sentence: how far ``row``'s C-EER (ASR transcripts) moved from the original's (None: either is missing)."""
-    if original is None or row is original or row["c_eer"] is None or original["c_eer"] is None:
-        return None
-    d = row["c_eer"] - original["c_eer"]
-    return (f"{row.system}: C-EER {row['c_eer']:.1f} %, {abs(d):.1f} points {'above' if d >= 0 else 'below'} "
-            f"the original's {original['c_eer']:.1f} %.")
-
-
-def _bullets(lead: str, sentences) -> str:
-    """``lead`` and a list of the sentences that are not None (empty when none is)."""
-    items = "".join(f"<li>{html.escape(t)}</li>" for t in sentences if t)
-    return f"<p>{lead}</p><ul>{items}</ul>" if items else ""
-
-
-def _content_shifts(rows: list[SummaryRow]) -> str:
-    original = next((r for r in rows if r.system == ORIGINAL), None)
-    return _bullets("How much each system moved content linkage (C-EER):",
-                    (content_shift_sentence(r, original) for r in rows))
-
-
 def _evaluator_sections(results: BenchmarkResults) -> list[tuple[str, str]]:
     """The report sections the registered evaluators declare, those of one title joined, in registration order."""
     sections: dict[str, str] = {}
@@ -197,7 +175,6 @@ def write_outputs(out: Path, results: BenchmarkResults, listen=None, summary: Su
     from voxanon.jobs.benchmark.records import save_results
 
     summary = summarize(results) if summary is None else summary
-    rows = summary.rows
     prows = privacy_rows(results)
     _write_csv(out / "summary.csv", summary_table(summary, results.ranking))
     _write_csv(out / "privacy.csv", prows)
@@ -230,7 +207,7 @@ def write_outputs(out: Path, results: BenchmarkResults, listen=None, summary: Su
                     f"Categories as in VPC 2024 (EER ≥ 10/20/30/40 %); ranks by {' and '.join(labels)} inside each "
                     f"category; score = mean of min–max normalised EER and {' and '.join(scored)}. RTF = wall time "
                     "of the anonymization run divided by the audio duration, with all worker processes.</p>"
-                    + _headline_table(summary, results.ranking) + _content_shifts(rows)
+                    + _headline_table(summary, results.ranking)
                     + f"<p>Pareto fronts:</p><ul>{fronts}</ul>"),
         *_evaluator_sections(results),
         *([("Recording conditions", conditions)] if (conditions := conditions_section(results, summary)) else []),
