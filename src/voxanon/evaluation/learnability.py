@@ -49,7 +49,7 @@ from voxanon.evaluation.ser import (
     emotion_set_is_synthetic,
     evaluate_ser,
     prepared_reference,
-    reference_models,
+    reference_prerequisites,
     train_folds,
 )
 
@@ -147,8 +147,7 @@ class SerLearnabilityEvaluator(Evaluator):
 
     def prerequisites(self, original) -> list[Prerequisite]:
         """The reference models trained on the original emotion set with this recipe (none without one)."""
-        emo = original.get(layout.EMO)
-        return [reference_models(emo, self.settings.epochs, self.settings.seed)] if emo is not None else []
+        return reference_prerequisites(original, self.settings.epochs, self.settings.seed)
 
     def _reference(self, data: SystemData) -> Path | None:
         return prepared_reference(data, self.settings.epochs, self.settings.seed)

@@ -337,10 +337,15 @@ def reference_models(emo_dir: Path, epochs: int, seed: int) -> Prerequisite:
                         "SER training")
 
 
+def reference_prerequisites(original, epochs: int, seed: int) -> list[Prerequisite]:
+    """The reference models of a run's ``original`` sets (none without an emotion set)."""
+    emo = original.get(layout.EMO)
+    return [reference_models(emo, epochs, seed)] if emo is not None else []
+
+
 def prepared_reference(data: SystemData, epochs: int, seed: int) -> Path | None:
     """The folder of the reference models for ``data``'s original emotion set, where the run trained them."""
-    emo = data.original.get(layout.EMO)
-    return data.prepared.get(reference_models(emo, epochs, seed).id) if emo is not None else None
+    return next((data.prepared.get(p.id) for p in reference_prerequisites(data.original, epochs, seed)), None)
 
 
 @dataclass(frozen=True)
@@ -373,8 +378,7 @@ class SerEvaluator(Evaluator):
 
     def prerequisites(self, original) -> list[Prerequisite]:
         """The reference models, trained on the original emotion set (none without one)."""
-        emo = original.get(layout.EMO)
-        return [reference_models(emo, self.settings.epochs, self.settings.seed)] if emo is not None else []
+        return reference_prerequisites(original, self.settings.epochs, self.settings.seed)
 
     def _models_dir(self, data: SystemData) -> Path | None:
         return prepared_reference(data, self.settings.epochs, self.settings.seed)

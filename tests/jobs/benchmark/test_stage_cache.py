@@ -321,3 +321,36 @@ def test_a_second_recogniser_adds_its_wer_and_leaves_the_runs_own_cached(system)
     assert set(b) - set(a) == {"wer_check pocketsphinx test"}
     assert all(b[k] == a[k] for k in a)
     assert b["wer_check pocketsphinx test"]["models"] != a["wer test"]["models"]
+
+
+def test_a_prerequisite_is_built_once_for_every_evaluator_that_declares_it(tmp_path, system, monkeypatch):
+    """The SER reference models: trained once on the original emotion set for the SER evaluation and SER
+    learnability of the same recipe, again for another recipe, and a failure is recorded, leaving both out."""
+    from voxanon.evaluation import ser
+
+    calls = []
+    monkeypatch.setattr(ser, "train_folds", lambda emo, folder, *, epochs, seed, quiet: calls.append(
+        (emo, folder, epochs)) or {"folds": {}})
+    emo = system.original[layout.TRAIN]  # any original data directory stands for the emotion set here
+    original = {**system.original, layout.EMO: emo}
+    bench = Benchmark(tmp_path / "out", PROFILES["quick"], [], seed=0, quiet=True)
+    env = Env(tmp_path / "cache", quiet=True)
+    evs = _plan(["ser", "learnability"], ser_epochs=6)
+    prepared = bench._prepare(evs, original, env)
+    [(key, folder)] = prepared.items()
+    assert calls == [(emo, folder, 6)] and folder == tmp_path / "out" / key and key.startswith("ser_models/")
+    data = replace(system, sets={**system.sets, layout.EMO: system.sets[layout.TRAIN]}, original=original,
+                   prepared=prepared)
+    assert [e.applies(data) for e in evs] == [True, True]
+    assert bench._prepare(evs, original, env) == prepared and len(calls) == 1  # cached
+    other = _plan(["ser", "learnability"], ser_epochs=6, **{"learnability.epochs": 3})
+    assert len(bench._prepare(other, original, env)) == 2 and calls[-1][2] == 3
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no emotions")
+
+    monkeypatch.setattr(ser, "train_folds", broken)
+    failing = Benchmark(tmp_path / "out2", PROFILES["quick"], [], seed=0, quiet=True)
+    assert failing._prepare(evs, original, env) == {}
+    assert failing.errors == {"original": ["SER training: RuntimeError: no emotions"]}
+    assert not any(e.applies(replace(data, prepared={})) for e in evs)
