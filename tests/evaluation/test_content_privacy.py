@@ -177,13 +177,12 @@ def test_asr_transcripts_through_the_cache(tmp_path):
 
 def test_evaluator_contract(tmp_path):
     from voxanon.evaluation.content_privacy import ContentPrivacyEvaluator
-    from voxanon.evaluation.evaluator import Env, RunSettings, SystemData
+    from voxanon.evaluation.evaluator import Env, NoOptions, RunSettings, SystemData
 
     p = make_corpus(tmp_path, own_topics=True)
-    run = RunSettings(splits=("test",), wer_splits=("test",), n_boot=20, seed=0, asr="whisper-tiny",
-                      wer_normalization="vpc", pretrained="ge2e", quality_utts=1, quality_split="test", rungs=(),
-                      ecapa_recipe="small", attacker_epochs=1, finetune_epochs=1)
-    evs = ContentPrivacyEvaluator.plan(run)
+    run = RunSettings(splits=("test",), n_boot=20, seed=0, asr="whisper-tiny",
+                      wer_normalization="vpc", pretrained="ge2e")
+    evs = ContentPrivacyEvaluator.plan(run, NoOptions())
     assert [e.slot for e in evs] == [("reference", "test"), ("whisper-tiny", "test")]
     sets = {"train": p["train"], "test_enrolls": p["enroll"], "test_trials_f": p["trials_f"],
             "test_trials_m": p["trials_m"]}

@@ -37,7 +37,7 @@ class LoudnessEvaluator(Evaluator):
     Settings = LoudnessSettings
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
+    def plan(cls, run: RunSettings, options) -> list[Evaluator]:
         return [cls(LoudnessSettings(run.splits[-1]))]
 
     def inputs(self, data: SystemData) -> dict[str, Path]:

@@ -22,6 +22,7 @@ from voxanon.data.kaldi import read_data_dir, write_data_dir
 from voxanon.evaluation.evaluator import EVALUATORS, Env, SystemData, plan
 from voxanon.evaluation.learnability import (
     SerLearnabilityEvaluator,
+    SerLearnabilityOptions,
     SerLearnabilitySettings,
 )
 from voxanon.evaluation.results import LearnabilityResult, from_dict, to_dict
@@ -29,6 +30,7 @@ from voxanon.evaluation.ser import (
     CompactSER,
     evaluate_ser,
     fold_model_path,
+    reference_models,
     train_folds,
 )
 from voxanon.jobs.benchmark.profiles import PROFILES
@@ -52,8 +54,14 @@ def _emotionless_copy(original, out):
     return out
 
 
-def _system(anon, orig, ref):
-    return SystemData("erased", True, {layout.EMO: anon}, {layout.EMO: orig}, ser_models=ref)
+def _system(anon, orig, ref, epochs=8):
+    """A system whose run trained the reference models (``epochs``) into ``ref``."""
+    return SystemData("erased", True, {layout.EMO: anon}, {layout.EMO: orig},
+                      prepared={reference_models(orig, epochs, RUN.seed).id: ref})
+
+
+def _plan(epochs=8):
+    return SerLearnabilityEvaluator.plan(RUN, SerLearnabilityOptions(epochs))
 
 
 @pytest.mark.slow
@@ -88,14 +96,16 @@ def test_training_on_emotionless_speech_falls_to_chance_and_the_reference_does_n
 
 def test_evaluator_contract(tmp_path):
     orig, anon, ref = tmp_path / "orig", tmp_path / "anon", tmp_path / "ref"
-    (ev,) = SerLearnabilityEvaluator.plan(RUN)
+    (ev,) = _plan()
     assert ev.slot == ("ser",) and ev.name == "learnability ser"
     assert ev.settings == SerLearnabilitySettings(epochs=8, seed=0)
     data = _system(anon, orig, ref)
     assert ev.applies(data) and ev.inputs(data) == {"train": anon, "test": orig}
     assert ev.models(data) == {"reference": f"folds:{ref}"}
     assert not ev.applies(dataclasses.replace(data, anonymized=False))  # original speech: that is the SER row
-    assert not ev.applies(dataclasses.replace(data, ser_models=None))
+    assert ev.prerequisites(data.original) == [reference_models(orig, 8, RUN.seed)]
+    assert not ev.applies(dataclasses.replace(data, prepared={}))  # the run could not train the reference
+    assert not ev.applies(_system(anon, orig, ref, epochs=12))  # nor with this recipe
     assert not ev.applies(dataclasses.replace(data, sets={}))
 
 
@@ -165,12 +175,12 @@ def test_key_follows_the_anonymized_folds_the_reference_models_and_the_recipe(tm
         (d / "utt2emo").write_text("u1 neu\n")
     (ref / "fold_1").mkdir(parents=True)
     (ref / "fold_1" / "ser.pt").write_bytes(b"weights")
-    (ev,) = SerLearnabilityEvaluator.plan(RUN)
+    (ev,) = _plan()
     data = _system(anon, orig, ref)
     key = ev.key(data, 0)
     assert ev.key(data, 0) == key and ev.key(data, 1) != key
-    (ev12,) = SerLearnabilityEvaluator.plan(dataclasses.replace(RUN, ser_epochs=12))
-    assert ev12.key(data, 0)["settings"] != key["settings"]
+    (ev12,) = _plan(12)
+    assert ev12.key(_system(anon, orig, ref, epochs=12), 0)["settings"] != key["settings"]
     (anon / "utt2emo").write_text("u1 sad\n")
     assert ev.key(data, 0)["inputs"]["train"] != key["inputs"]["train"]
     assert ev.key(data, 0)["inputs"]["test"] == key["inputs"]["test"]

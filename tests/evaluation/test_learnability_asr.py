@@ -25,6 +25,7 @@ from voxanon.evaluation.ctc_training import ctc_features, train_ctc
 from voxanon.evaluation.evaluator import (
     OPTIONAL_EVALUATORS,
     Env,
+    NoOptions,
     SystemData,
     evaluator_class,
 )
@@ -151,7 +152,7 @@ def test_evaluator_trains_on_a_and_tests_on_b_beside_the_reference(tmp_path, mon
     data = SystemData("reversed", True, {layout.TRAIN: anon},
                       {layout.TRAIN: orig, layout.trials(split, "f"): test_f, layout.trials(split, "m"): test_m})
     monkeypatch.setitem(ctc.RECIPES, "whisper", TINY)
-    (ev,) = AsrLearnabilityEvaluator.plan(RUN)
+    (ev,) = AsrLearnabilityEvaluator.plan(RUN, NoOptions())
     assert ev.slot == ("asr",) and ev.name == "learnability asr"
     assert ev.settings == AsrLearnabilitySettings("whisper", "test", TINY.epochs, 0, RUN.n_boot, "vpc")
     assert ev.inputs(data) == {"train": anon, "reference_train": orig, "test_f": test_f, "test_m": test_m}

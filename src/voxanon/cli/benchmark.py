@@ -23,6 +23,10 @@ def run(args: argparse.Namespace) -> int:
     profile = PROFILES["quick" if args.quick else args.profile]
     added = tuple(e for e in args.add_evaluators or () if e not in profile.extra_evaluators)
     profile = dataclasses.replace(profile, extra_evaluators=profile.extra_evaluators + added)
+    if getattr(args, "settings", None):
+        from voxanon.evaluation.evaluator import parse_setting
+
+        profile = dataclasses.replace(profile, settings={**profile.settings, **dict(map(parse_setting, args.settings))})
     if args.conditions is not None or args.condition_on is not None:
         from voxanon.jobs.benchmark.conditions import parse_conditions, parse_places
 
@@ -73,8 +77,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_conditions(results, summary) -> None:
-    """Strongest-attacker EER and WER per system under each condition and place, beside the clean run's."""
-    from voxanon.jobs.benchmark.conditions import condition_summary
+    """Strongest-attacker EER and WER (the ranking's privacy and required measures) per system under each
+    condition and place, beside the clean run's."""
+    from voxanon.jobs.benchmark.conditions import compared_columns, condition_summary
     from voxanon.table import format_table
 
     def cell(row, key: str) -> str:
@@ -83,14 +88,15 @@ def _print_conditions(results, summary) -> None:
 
     runs = list(results.conditions)
     by_run = [{r.system: r for r in condition_summary(results, run).rows} for run in runs]
-    header = ["system", "EER % clean", "WER % clean"]
+    columns = compared_columns(summary)
+    header = ["system", *(f"{c.cli} clean" for c in columns)]
     for run in runs:
-        header += [f"EER % {run.name} {run.applied_to}", f"WER % {run.name} {run.applied_to}"]
+        header += [f"{c.cli} {run.name} {run.applied_to}" for c in columns]
     rows = []
     for r in summary.rows:
-        cells = [r.system, cell(r, "eer"), cell(r, "wer")]
+        cells = [r.system, *(cell(r, c.name) for c in columns)]
         for rows_of in by_run:
-            cells += [cell(rows_of.get(r.system), "eer"), cell(rows_of.get(r.system), "wer")]
+            cells += [cell(rows_of.get(r.system), c.name) for c in columns]
         rows.append(cells)
     print("\nrecording conditions (EER of the strongest attacker):\n" + format_table(header, rows))
 
@@ -143,6 +149,10 @@ def register(commands) -> None:
                         "such recordings?), output (after it, before the attackers: does the channel change "
                         "privacy?) or input,output (default)")
     p.add_argument("--quick", action="store_true", help="same as --profile quick (a few minutes; for CI)")
+    p.add_argument("--set", dest="settings", action="append", metavar="NAME.SETTING=VALUE",
+                   help="an evaluator's setting, over the profile's (e.g. ser.epochs=15, ladder.attacker_epochs=4, "
+                        "ladder.rungs=AA-backend,AA-semi, wer.splits=dev,test, wer_check.backends=pocketsphinx, "
+                        "quality.max_utts=20); repeatable; a wrong name lists the evaluators or their settings")
     p.defer(_evaluator_option)
     p.add_argument("--seed", type=int, default=0,
                    help="global seed (corpus and anonymization); another seed in a filled --out builds its own "

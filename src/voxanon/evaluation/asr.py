@@ -25,7 +25,17 @@ from voxanon.atomic import write_text
 from voxanon.audio.io import AudioError, load_audio
 from voxanon.data import layout
 from voxanon.data.kaldi import DataDir, read_data_dir
-from voxanon.evaluation.evaluator import Column, Env, Evaluator, RunSettings, SystemData
+from voxanon.evaluation.evaluator import (
+    UTILITY,
+    Column,
+    Env,
+    Evaluator,
+    NoOptions,
+    Rank,
+    RunSettings,
+    SystemData,
+    option,
+)
 from voxanon.evaluation.results import AsrResult, from_dict
 from voxanon.metrics import ConfidenceInterval, WERResult, wer, wer_ci
 from voxanon.metrics.text import NORMALIZERS
@@ -199,6 +209,22 @@ def merge_dirs(dirs: list[Path], name: str) -> DataDir:
 
 
 @dataclass(frozen=True)
+class AsrOptions:
+    """The splits whose trials get the WER (none, or none the run attacks: its last split)."""
+
+    splits: tuple[str, ...] = option((), profile="wer_splits")
+
+
+@dataclass(frozen=True)
+class CheckAsrOptions:
+    """The second recognisers whose WER is measured beside the run's (English only: pocketsphinx knows no other
+    language), on the WER's splits."""
+
+    backends: tuple[str, ...] = option((), profile="check_asrs")
+    splits: tuple[str, ...] = option((), profile="wer_splits")
+
+
+@dataclass(frozen=True)
 class AsrSettings:
     """WER (or CER: ``unit``) of ``backend`` on one split's trial sets (female and male merged)."""
 
@@ -214,10 +240,13 @@ class AsrEvaluator(Evaluator):
 
     kind = "wer"
     Settings = AsrSettings
+    Options = AsrOptions
+    under_conditions = True
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
-        return [cls(AsrSettings(s, run.asr, run.wer_normalization, run.n_boot, run.asr_unit)) for s in wer_splits(run)]
+    def plan(cls, run: RunSettings, options: AsrOptions) -> list[Evaluator]:
+        return [cls(AsrSettings(s, run.asr, run.wer_normalization, run.n_boot, run.asr_unit))
+                for s in wer_splits(run, options.splits)]
 
     @property
     def slot(self) -> tuple[str, ...]:
@@ -239,14 +268,34 @@ class AsrEvaluator(Evaluator):
     @classmethod
     def columns(cls, results) -> list[Column]:
         """``wer``: the run's WER (CER in a language scored by characters) on the primary split (``wer_ci`` its
-        interval, report only)."""
+        interval, report only); it ranks systems (lower is better) and a system without it is not ranked."""
         def result(record, results) -> AsrResult | None:
             return record.get(cls.kind, results.settings.primary.split)
 
         rate = results.settings.error_rate
         return [Column("wer", lambda record, results: (w := result(record, results)) and w.wer,
-                       header=f"{rate} % [95% CI]", cli=f"{rate} %", ci="wer_ci"),
+                       header=f"{rate} % [95% CI]", cli=f"{rate} %", ci="wer_ci",
+                       rank=Rank(UTILITY, higher_better=False, label=rate, what="content", required=True)),
                 Column("wer_ci", lambda record, results: (w := result(record, results)) and w.wer_ci, csv=False)]
+
+    @classmethod
+    def section(cls, results, page) -> tuple[str, str] | None:
+        """Every WER / CER of the run (each split and the real-speech check, the run's recogniser and each second
+        one) with its interval and what was left out (the "Utility" section)."""
+        rate = results.settings.error_rate
+        body = []
+        for name, s in results.systems.items():
+            asrs = [(slot, results.settings.asr, w) for (slot,), w in s.of_kind(AsrEvaluator.kind).items()]
+            asrs += [(split, backend, w) for (backend, split), w in s.of_kind(CheckAsrEvaluator.kind).items()]
+            for split, backend, w in asrs:
+                ci = w.wer_ci
+                body.append([page.fmt(name), page.fmt(split), page.fmt(backend),
+                             page.fmt_ci(w.wer, (ci.low, ci.high) if ci else None), page.fmt(w.cer),
+                             page.fmt(w.n_scored), f"{len(w.missing_transcript)} / {len(w.failed)}"])
+        if not body:
+            return None
+        return "Utility", page.table(["system", "split", "recogniser", f"{rate} % [95% CI]", "CER %", "utts scored",
+                                      "missing text / failed"], body)
 
     def run(self, data: SystemData, env: Env) -> AsrResult:
         from voxanon.models.asr import load_asr
@@ -265,9 +314,10 @@ class RealSpeechAsrEvaluator(AsrEvaluator):
 
     #: the slot of its results among the ``wer`` results (beside the splits)
     SLOT = "real-speech"
+    Options = NoOptions
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
+    def plan(cls, run: RunSettings, options) -> list[Evaluator]:
         return [cls(AsrSettings(cls.SLOT, run.asr, run.wer_normalization, run.n_boot, run.asr_unit))]
 
     def applies(self, data: SystemData) -> bool:
@@ -275,6 +325,10 @@ class RealSpeechAsrEvaluator(AsrEvaluator):
 
     def inputs(self, data: SystemData) -> dict[str, Path]:
         return {"real": data.sets[layout.REAL_SPEECH]}
+
+    @classmethod
+    def section(cls, results, page) -> tuple[str, str] | None:
+        return None  # its results are rows of AsrEvaluator's table
 
     @classmethod
     def columns(cls, results) -> list[Column]:
@@ -285,22 +339,29 @@ class RealSpeechAsrEvaluator(AsrEvaluator):
 
 
 class CheckAsrEvaluator(AsrEvaluator):
-    """The WER of each second recogniser of the run (:attr:`RunSettings.check_asrs`), by backend and split.
+    """The WER of each second recogniser of the run (:class:`CheckAsrOptions`), by backend and split.
 
     A model trained against one recogniser's encoder (LTF against Whisper's) can learn speech that only that
     recogniser hears; a recogniser of another kind (pocketsphinx) is the judge it cannot have fooled.
     """
 
     kind = "wer_check"
+    Options = CheckAsrOptions
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
-        return [cls(AsrSettings(s, b, run.wer_normalization, run.n_boot, run.asr_unit)) for b in run.check_asrs
-                for s in wer_splits(run)]
+    def plan(cls, run: RunSettings, options: CheckAsrOptions) -> list[Evaluator]:
+        if run.language != "en":  # pocketsphinx, the profiles' second recogniser, knows English only
+            return []
+        return [cls(AsrSettings(s, b, run.wer_normalization, run.n_boot, run.asr_unit)) for b in options.backends
+                for s in wer_splits(run, options.splits)]
 
     @property
     def slot(self) -> tuple[str, ...]:
         return (self.settings.backend, self.settings.split)
+
+    @classmethod
+    def section(cls, results, page) -> tuple[str, str] | None:
+        return None  # its results are rows of AsrEvaluator's table
 
     @classmethod
     def columns(cls, results) -> list[Column]:
@@ -315,6 +376,6 @@ class CheckAsrEvaluator(AsrEvaluator):
         return [Column(f"wer_{b}", wer_of(b), header=f"{rate} {b} %", cli=f"{rate} {b} %") for b in backends]
 
 
-def wer_splits(run: RunSettings) -> list[str]:
-    """The splits whose trials get the WER: the run's WER splits, else its last split."""
-    return [s for s in run.splits if s in run.wer_splits] or list(run.splits[-1:])
+def wer_splits(run: RunSettings, splits: tuple[str, ...]) -> list[str]:
+    """The splits whose trials get the WER: those of ``splits`` the run attacks, else its last split."""
+    return [s for s in run.splits if s in splits] or list(run.splits[-1:])

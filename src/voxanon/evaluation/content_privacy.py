@@ -24,6 +24,7 @@ which the ``full`` profile adds.
 
 from __future__ import annotations
 
+import html
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -170,7 +171,7 @@ class ContentPrivacyEvaluator(Evaluator):
     Settings = ContentPrivacySettings
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
+    def plan(cls, run: RunSettings, options) -> list[Evaluator]:
         return [cls(ContentPrivacySettings(source, split, "tfidf", run.n_boot, run.seed))
                 for split in run.splits for source in (REFERENCE, run.asr)]
 
@@ -202,6 +203,17 @@ class ContentPrivacyEvaluator(Evaluator):
         return [Column("c_eer", c_eer(None), header="C-EER (ASR)", omit_missing=True),
                 Column("c_eer_reference", c_eer(REFERENCE), header="C-EER (reference text)", omit_missing=True)]
 
+    @classmethod
+    def section(cls, results, page) -> tuple[str, str] | None:
+        """How far each system moved content linkage (C-EER from ASR transcripts) from the original's."""
+        c_eer = cls.columns(results)[0]
+        systems = results.systems.items()
+        original = next((c_eer.value(record, results) for _, record in systems if record.method is None), None)
+        items = "".join(f"<li>{html.escape(t)}</li>" for name, record in systems if record.method is not None
+                        and (t := content_shift_sentence(name, c_eer.value(record, results), original)))
+        return ("Content privacy", f"<p>How much each system moved content linkage (C-EER):</p><ul>{items}</ul>"
+                ) if items else None
+
     def run(self, data: SystemData, env: Env) -> ContentPrivacyResult:
         s = self.settings
         dirs = self.inputs(data)
@@ -214,3 +226,13 @@ class ContentPrivacyEvaluator(Evaluator):
             transcripts, source = asr_transcriber(asr, env.cache_dir / "asr", quiet=env.quiet), asr.name
         return evaluate_content_privacy(dirs["train"], dirs["enroll"], [dirs["trials_f"], dirs["trials_m"]],
                                         transcripts, source, encoder=s.encoder, n_boot=s.n_boot, seed=s.seed)
+
+
+def content_shift_sentence(system: str, c_eer: float | None, original: float | None) -> str | None:
+    """One sentence: how far ``system``'s C-EER (ASR transcripts) moved from the original's (None: either is
+    missing)."""
+    if c_eer is None or original is None:
+        return None
+    d = c_eer - original
+    return (f"{system}: C-EER {c_eer:.1f} %, {abs(d):.1f} points {'above' if d >= 0 else 'below'} "
+            f"the original's {original:.1f} %.")

@@ -39,6 +39,7 @@ from voxanon.evaluation.evaluator import (
     Evaluator,
     RunSettings,
     SystemData,
+    option,
     stage_key,
 )
 from voxanon.evaluation.fingerprint import data_fingerprint, model_fingerprint
@@ -78,8 +79,24 @@ class LadderSettings:
     seed: int
 
 
-def rung_training(rung: str, run: RunSettings) -> Any:
-    """The training settings of ``rung`` for a run.
+@dataclass(frozen=True)
+class LadderOptions:
+    """The rungs a run trains and attacks with, rung (c)'s ECAPA recipe (``small`` or ``vpc``) and epochs, and
+    rung (b)'s fine-tuning epochs."""
+
+    rungs: tuple[str, ...] = option((AA_BACKEND, AA_FINETUNED, AA_SEMI), profile="rungs")
+    ecapa_recipe: str = option("small", profile="ecapa_recipe")
+    attacker_epochs: int = option(8, profile="attacker_epochs")
+    finetune_epochs: int = option(3, profile="finetune_epochs")
+
+
+def semi_informed_attacker(options: LadderOptions) -> str:
+    """How the run records rung (c), the VPC semi-informed attacker (``results.json`` settings)."""
+    return f"ECAPA-TDNN ({options.ecapa_recipe} recipe), {options.attacker_epochs} epochs, selected on {SELECT_SPLIT}"
+
+
+def rung_training(rung: str, options: LadderOptions) -> Any:
+    """The training settings of ``rung`` for a run's ladder ``options``.
 
     Rung (c) with the ``vpc`` recipe keeps every VPC 2024 hyper-parameter but
     scales the cyclic learning rate to the corpus (a half cycle per epoch):
@@ -93,15 +110,15 @@ def rung_training(rung: str, run: RunSettings) -> Any:
     if rung in FINETUNED_FROM:
         from voxanon.training.finetune import FinetuneSettings
 
-        return FinetuneSettings(epochs=run.finetune_epochs)
+        return FinetuneSettings(epochs=options.finetune_epochs)
     if rung == AA_SEMI:
         from voxanon.training.asv import AsvSettings
 
-        if run.ecapa_recipe == "small":
-            return AsvSettings(epochs=run.attacker_epochs)
-        if run.ecapa_recipe == "vpc":
-            return AsvSettings.vpc(epochs=run.attacker_epochs, step_size=None, cycle_epochs=2.0)
-        raise ConfigError(f"unknown ECAPA recipe {run.ecapa_recipe!r}; choose from {', '.join(ECAPA_RECIPES)}")
+        if options.ecapa_recipe == "small":
+            return AsvSettings(epochs=options.attacker_epochs)
+        if options.ecapa_recipe == "vpc":
+            return AsvSettings.vpc(epochs=options.attacker_epochs, step_size=None, cycle_epochs=2.0)
+        raise ConfigError(f"unknown ECAPA recipe {options.ecapa_recipe!r}; choose from {', '.join(ECAPA_RECIPES)}")
     raise ConfigError(f"unknown attacker rung {rung!r}; choose from {', '.join(RUNGS)}")
 
 
@@ -110,12 +127,15 @@ class LadderEvaluator(Evaluator):
 
     kind = "privacy"
     Settings = LadderSettings
+    Options = LadderOptions
+    under_conditions = True
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
+    def plan(cls, run: RunSettings, options: LadderOptions) -> list[Evaluator]:
         encoders = {AA_BACKEND: run.pretrained, AA_SEMI: None, **FINETUNED_FROM}
-        return [cls(LadderSettings(rung, split, encoders[rung], rung_training(rung, run), run.n_boot, run.seed))
-                for split in run.splits for rung in run.rungs]
+        return [cls(LadderSettings(rung, split, encoders[rung], rung_training(rung, options), run.n_boot,
+                                   run.seed))
+                for split in run.splits for rung in options.rungs]
 
     @classmethod
     def section(cls, results: Any, page: Any) -> tuple[str, str] | None:
@@ -143,6 +163,9 @@ class LadderEvaluator(Evaluator):
     def group(self) -> str:
         return f"ladder {self.settings.rung}"  # the rung's training on dev serves every split
 
+    def extra_splits(self) -> tuple[str, ...]:
+        return (SELECT_SPLIT,)  # every rung is selected on dev, whichever split it attacks
+
     def applies(self, data: SystemData) -> bool:
         return all(n in data.sets for n in (layout.TRAIN, *layout.split_sets(SELECT_SPLIT)))
 
@@ -156,7 +179,7 @@ class LadderEvaluator(Evaluator):
     def inputs(self, data: SystemData) -> dict[str, Path]:
         enroll, trial_f, trial_m = layout.split_sets(self.settings.split)
         return {"enroll": data.sets[enroll], "trials_f": data.sets[trial_f], "trials_m": data.sets[trial_m],
-                **self.training_inputs(data), **({"real": data.real} if data.real is not None else {})}
+                **self.training_inputs(data), **({"real": real} if (real := data.original.get(layout.REAL)) else {})}
 
     def models(self, data: SystemData) -> dict[str, str]:
         return {"encoder": self.settings.encoder} if self.settings.encoder else {}
@@ -182,9 +205,10 @@ class LadderEvaluator(Evaluator):
         fresh = not done.is_file()
         training = (self._fit(data, env, out) if fresh
                     else from_dict(AttackerTraining, json.loads(done.read_text(encoding="utf-8")), str(done)))
-        checked = data.real is not None and training.real_voices is None
+        real = data.original.get(layout.REAL)
+        checked = real is not None and training.real_voices is None
         if checked:
-            training = dataclasses.replace(training, real_voices=self._check_real_voices(training, data.real, env))
+            training = dataclasses.replace(training, real_voices=self._check_real_voices(training, real, env))
         if fresh or checked:
             write_text(done, json.dumps(to_dict(training), indent=1))
         return training

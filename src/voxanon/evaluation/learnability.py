@@ -36,8 +36,10 @@ from voxanon.evaluation.evaluator import (
     Column,
     Env,
     Evaluator,
+    Prerequisite,
     RunSettings,
     SystemData,
+    option,
     stage_key,
 )
 from voxanon.evaluation.fingerprint import data_fingerprint
@@ -46,6 +48,8 @@ from voxanon.evaluation.ser import (
     SMOKE_TEST_MESSAGE,
     emotion_set_is_synthetic,
     evaluate_ser,
+    prepared_reference,
+    reference_prerequisites,
     train_folds,
 )
 
@@ -109,6 +113,14 @@ def ser_learnability(anonymized_dir: str | os.PathLike, original_dir: str | os.P
 
 
 @dataclass(frozen=True)
+class SerLearnabilityOptions:
+    """Epochs of the per-fold SER recipe, for the models trained on anonymized speech and for the reference
+    models trained on original speech (those of the SER evaluation where the epochs are the same)."""
+
+    epochs: int = option(15, profile="ser_epochs")
+
+
+@dataclass(frozen=True)
 class SerLearnabilitySettings:
     """The per-fold SER recipe (that of the benchmark's reference models) and the scoring batch size."""
 
@@ -127,23 +139,31 @@ class SerLearnabilityEvaluator(Evaluator):
 
     kind = "learnability"
     Settings = SerLearnabilitySettings
+    Options = SerLearnabilityOptions
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
-        return [cls(SerLearnabilitySettings(epochs=run.ser_epochs, seed=run.seed))]
+    def plan(cls, run: RunSettings, options: SerLearnabilityOptions) -> list[Evaluator]:
+        return [cls(SerLearnabilitySettings(epochs=options.epochs, seed=run.seed))]
+
+    def prerequisites(self, original) -> list[Prerequisite]:
+        """The reference models trained on the original emotion set with this recipe (none without one)."""
+        return reference_prerequisites(original, self.settings.epochs, self.settings.seed)
+
+    def _reference(self, data: SystemData) -> Path | None:
+        return prepared_reference(data, self.settings.epochs, self.settings.seed)
 
     @property
     def slot(self) -> tuple[str, ...]:
         return (SER,)
 
     def applies(self, data: SystemData) -> bool:
-        return data.anonymized and data.ser_models is not None and layout.EMO in data.sets
+        return data.anonymized and layout.EMO in data.sets and self._reference(data) is not None
 
     def inputs(self, data: SystemData) -> dict[str, Path]:
         return {"train": data.sets[layout.EMO], "test": data.original[layout.EMO]}
 
     def models(self, data: SystemData) -> dict[str, str]:
-        return {"reference": f"folds:{data.ser_models}"}
+        return {"reference": f"folds:{self._reference(data)}"}
 
     @classmethod
     def columns(cls, results) -> list[Column]:
@@ -161,7 +181,7 @@ class SerLearnabilityEvaluator(Evaluator):
         inputs = self.inputs(data)
         models = env.cache_dir / "learnability" / SER / stage_key(
             {"train": data_fingerprint(inputs["train"]), "epochs": s.epochs, "channels": s.channels, "seed": s.seed})
-        return ser_learnability(inputs["train"], inputs["test"], data.ser_models, models, epochs=s.epochs,
+        return ser_learnability(inputs["train"], inputs["test"], self._reference(data), models, epochs=s.epochs,
                                 channels=s.channels, seed=s.seed, batch_size=s.batch_size,
                                 synthetic=emotion_set_is_synthetic(data), quiet=env.quiet)
 
@@ -248,7 +268,7 @@ class AsrLearnabilityEvaluator(Evaluator):
     Settings = AsrLearnabilitySettings
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
+    def plan(cls, run: RunSettings, options) -> list[Evaluator]:
         from voxanon.training.ctc import RECIPES
 
         return [cls(AsrLearnabilitySettings(DEFAULT_ASR_RECIPE, run.splits[-1], RECIPES[DEFAULT_ASR_RECIPE].epochs,

@@ -10,6 +10,7 @@ each scenario on each split is one :class:`PrivacyEvaluator` of the benchmark.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from voxanon.data.kaldi import (
 )
 from voxanon.errors import ConfigError
 from voxanon.evaluation.embeddings import extract_embeddings
-from voxanon.evaluation.evaluator import Column, Env, Evaluator, RunSettings, SystemData
+from voxanon.evaluation.evaluator import PRIVACY, Column, Env, Evaluator, Rank, RunSettings, SystemData
 from voxanon.evaluation.results import (
     DetPoints,
     EerInterval,
@@ -38,6 +39,7 @@ from voxanon.evaluation.results import (
 )
 from voxanon.evaluation.scenarios import (
     AA_LAZY,
+    AA_SEMI,
     ATTACKER_ORDER,
     OA,
     SCENARIOS,
@@ -329,9 +331,10 @@ class PrivacyEvaluator(Evaluator):
 
     kind = "privacy"
     Settings = PrivacySettings
+    under_conditions = True
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
+    def plan(cls, run: RunSettings, options) -> list[Evaluator]:
         return [cls(PrivacySettings(name, split, run.pretrained, run.n_boot))
                 for split in run.splits for name, sc in SCENARIOS.items() if sc.attacker == "pretrained"]
 
@@ -363,6 +366,10 @@ class PrivacyEvaluator(Evaluator):
     @classmethod
     def section(cls, results, page) -> tuple[str, str] | None:
         return privacy_section(results, page)
+
+    @classmethod
+    def figures(cls, results, summary, draw, folder: Path) -> list[tuple[Path, str]]:
+        return privacy_figures(results, summary, draw, folder)
 
     def run(self, data: SystemData, env: Env) -> PrivacyResult:
         dirs = self.inputs(data)
@@ -424,7 +431,7 @@ def headline_columns(results) -> list[Column]:
     ``attacker`` is the attacker with the lowest mean EER over all that ran
     (:func:`~voxanon.evaluation.scenarios.strongest_attacker`); ``eer``,
     ``eer_f``, ``eer_m`` and ``mfdr`` are its numbers (the privacy category
-    comes from them). ``eer_semi`` is the VPC semi-informed attacker,
+    comes from them; ``eer`` ranks as the privacy of the VPC ranking). ``eer_semi`` is the VPC semi-informed attacker,
     ``eer_lazy`` and ``eer_ignorant`` the pretrained ones, ``eer_<rung>`` each
     further attacker (ladder rungs) and ``attackers`` (not in summary.csv)
     every attacker's mean EER, by name.
@@ -432,7 +439,7 @@ def headline_columns(results) -> list[Column]:
     split = results.settings.primary.split
     rungs = dict.fromkeys(n for s in results.systems.values() for n in s.attacker_eers(split) if n not in SCENARIOS)
     return [Column("attacker", _strongest_name, header="strongest attacker", cli="strongest attacker", label=title),
-            Column("eer", _strongest_eer, cli="EER %"),
+            Column("eer", _strongest_eer, cli="EER %", rank=Rank(PRIVACY)),
             Column("eer_f", _gender_eer("f"), header="EER f"),
             Column("eer_m", _gender_eer("m"), header="EER m"),
             Column("eer", _strongest_eer, header="EER", bold=True, csv=False),
@@ -509,3 +516,32 @@ def privacy_section(results, page) -> tuple[str, str] | None:
                           [[page.fmt(label)] + [page.fmt(getattr(b, field), 1) for _, field, _ in BEYOND_COLUMNS]
                            for label, b in beyond.items()])
     return "Privacy at a glance", out
+
+
+def privacy_figures(results, summary, draw, folder: Path) -> list[tuple[Path, str]]:
+    """DET curves of the VPC semi-informed and the lazy-informed attackers per system and gender, and the
+    strongest attacker's EER per gender with the mFDR gap."""
+    figs = []
+    split = results.settings.primary.split
+    for scenario in (AA_SEMI, AA_LAZY):
+        name_ = SCENARIOS[scenario].title
+        curves = {}
+        for name, s in results.systems.items():
+            p = s.privacy(scenario, split)
+            for g, m in (p.by_gender if p else {}).items():
+                curves[f"{name} ({g})"] = (m.det.pfa_probit, m.det.pmiss_probit)
+        if curves:
+            figs.append((draw.det_curves(folder / f"det_{scenario}", curves, f"DET, {name_}"),
+                         f"DET curves of the {name_} attacker per system and gender."))
+    # a corpus may hold one gender only (a language without packs of the other): its bars alone
+    rows = summary.rows
+    genders = [(g, name) for g, name in (("eer_f", "female"), ("eer_m", "male")) if any(r[g] is not None for r in rows)]
+    gender_rows = [r for r in rows if any(r[g] is not None for g, _ in genders)]
+    if gender_rows:
+        figs.append((draw.grouped_bars(
+            folder / "gender_eer",
+            [r.system + (f"\nmFDR {r['mfdr']:.0f} %" if r["mfdr"] is not None else "") for r in gender_rows],
+            {name: [math.nan if r[g] is None else r[g] for r in gender_rows] for g, name in genders},
+            ylabel="EER %", title="Strongest attacker's EER per gender"),
+            "Per-gender EER of each system's strongest attacker, with the mFDR fairness gap."))
+    return figs

@@ -29,7 +29,7 @@ from voxanon.audio.io import load_audio, resample
 from voxanon.data import layout
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.dsp.world import estimate_f0
-from voxanon.evaluation.evaluator import Column, Env, Evaluator, RunSettings, SystemData
+from voxanon.evaluation.evaluator import Column, Env, Evaluator, RunSettings, SystemData, option
 from voxanon.evaluation.results import Dnsmos, QualityResult
 from voxanon.metrics import pav_calibrate
 from voxanon.progress import Progress
@@ -222,6 +222,13 @@ def evaluate_quality(orig_dirs: list, anon_dirs: list, *, max_utts: int = 16, en
 
 
 @dataclass(frozen=True)
+class QualityOptions:
+    """How many trial utterances DNSMOS and ρF0 measure."""
+
+    max_utts: int = option(8, profile="quality_utts")
+
+
+@dataclass(frozen=True)
 class QualitySettings:
     """Quality on one split's trial sets: ``max_utts`` for DNSMOS and ρF0, ``encoder`` for G_VD."""
 
@@ -235,10 +242,12 @@ class QualityEvaluator(Evaluator):
 
     kind = "quality"
     Settings = QualitySettings
+    Options = QualityOptions
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
-        return [cls(QualitySettings(run.quality_split, run.quality_utts, run.pretrained))]
+    def plan(cls, run: RunSettings, options: QualityOptions) -> list[Evaluator]:
+        """One evaluator, on the run's last split."""
+        return [cls(QualitySettings(run.splits[-1], options.max_utts, run.pretrained))]
 
     def applies(self, data: SystemData) -> bool:
         return data.anonymized

@@ -40,7 +40,18 @@ from voxanon.data import layout
 from voxanon.data.iemocap import CLASSES, classes_of, emotion_class
 from voxanon.data.kaldi import DataDir, DataError, read_data_dir
 from voxanon.errors import ConfigError
-from voxanon.evaluation.evaluator import Column, Env, Evaluator, RunSettings, SystemData
+from voxanon.evaluation.evaluator import (
+    UTILITY,
+    Column,
+    Env,
+    Evaluator,
+    Prerequisite,
+    Rank,
+    RunSettings,
+    SystemData,
+    option,
+)
+from voxanon.evaluation.fingerprint import data_fingerprint
 from voxanon.evaluation.results import SerResult, from_dict
 from voxanon.metrics import mean_over_folds, uar, uar_ci
 from voxanon.models.ser import EmotionRecognizer, SERError, load_ser
@@ -315,10 +326,43 @@ def evaluate_ser(data_dir: str | os.PathLike, models_dir: str | os.PathLike | No
     })
 
 
+#: the folder (under the run's output) of the per-fold SER models trained on original speech
+REFERENCE_MODELS = "ser_models"
+
+
+def reference_models(emo_dir: Path, epochs: int, seed: int) -> Prerequisite:
+    """The per-fold SER models trained on the original emotion set ``emo_dir`` (``epochs``, ``seed``): the models
+    the SER evaluation scores each system's output with, and the reference SER learnability compares with."""
+    return Prerequisite(REFERENCE_MODELS, {"emo": data_fingerprint(emo_dir), "epochs": epochs, "seed": seed},
+                        lambda folder, env: train_folds(emo_dir, folder, epochs=epochs, seed=seed, quiet=env.quiet),
+                        "SER training")
+
+
+def reference_prerequisites(original, epochs: int, seed: int) -> list[Prerequisite]:
+    """The reference models of a run's ``original`` sets (none without an emotion set)."""
+    emo = original.get(layout.EMO)
+    return [reference_models(emo, epochs, seed)] if emo is not None else []
+
+
+def prepared_reference(data: SystemData, epochs: int, seed: int) -> Path | None:
+    """The folder of the reference models for ``data``'s original emotion set, where the run trained them."""
+    return next((data.prepared.get(p.id) for p in reference_prerequisites(data.original, epochs, seed)), None)
+
+
+@dataclass(frozen=True)
+class SerOptions:
+    """Epochs of the per-fold SER recipe trained on original speech (the reference models)."""
+
+    epochs: int = option(15, profile="ser_epochs")
+
+
 @dataclass(frozen=True)
 class SerSettings:
-    """SER scoring settings (the models are trained on original emotion data by the benchmark)."""
+    """The reference models' recipe (``epochs``, ``seed``; trained once per run on original emotion data) and the
+    scoring batch size."""
 
+    epochs: int
+    seed: int
     batch_size: int = 16
 
 
@@ -327,29 +371,93 @@ class SerEvaluator(Evaluator):
 
     kind = "ser"
     Settings = SerSettings
+    Options = SerOptions
 
     @classmethod
-    def plan(cls, run: RunSettings) -> list[Evaluator]:
-        return [cls(SerSettings())]
+    def plan(cls, run: RunSettings, options: SerOptions) -> list[Evaluator]:
+        return [cls(SerSettings(options.epochs, run.seed))]
+
+    def prerequisites(self, original) -> list[Prerequisite]:
+        """The reference models, trained on the original emotion set (none without one)."""
+        return reference_prerequisites(original, self.settings.epochs, self.settings.seed)
+
+    def _models_dir(self, data: SystemData) -> Path | None:
+        return prepared_reference(data, self.settings.epochs, self.settings.seed)
 
     def applies(self, data: SystemData) -> bool:
-        return data.ser_models is not None and layout.EMO in data.sets
+        return layout.EMO in data.sets and self._models_dir(data) is not None
 
     def inputs(self, data: SystemData) -> dict[str, Path]:
         return {"emo": data.sets[layout.EMO]}
 
     def models(self, data: SystemData) -> dict[str, str]:
-        return {"ser": f"folds:{data.ser_models}"}
+        return {"ser": f"folds:{self._models_dir(data)}"}
 
     @classmethod
     def columns(cls, results) -> list[Column]:
-        """``uar``: the mean UAR over the folds."""
+        """``uar``: the mean UAR over the folds; it ranks systems (higher is better) where every system has it."""
         return [Column("uar", lambda record, results: (r := record.get(cls.kind)) and r.uar_mean,
-                       header="UAR %", cli="UAR %")]
+                       header="UAR %", cli="UAR %", rank=Rank(UTILITY, label="UAR", what="emotion"))]
+
+    @classmethod
+    def section(cls, results, page) -> tuple[str, str] | None:
+        """The UAR of every system with its interval and per-class recall (joined to the ASR's "Utility")."""
+        sers = {name: r for name, record in results.systems.items() if (r := record.get(cls.kind)) is not None}
+        if not sers:
+            return None
+        body = [[page.fmt(name), _uar_cell(r, page), ", ".join(f"{k} {v:.0f}" for k, v in r.per_class_recall.items())
+                 or "–"] for name, r in sers.items()]
+        note = f"<p class='small'>{emotion_note(results)}</p>" if results.data.synthetic else ""
+        return "Utility", page.table(["system", "UAR % (mean ± std over folds) [95 % CI]", "per-class recall %"],
+                                     body) + note
+
+    @classmethod
+    def figures(cls, results, summary, draw, folder: Path) -> list[tuple[Path, str]]:
+        """Per-emotion recall of each system's output."""
+        recall = {n: r.per_class_recall for n, s in results.systems.items() if (r := s.get(cls.kind))
+                  and r.per_class_recall}
+        if not recall:
+            return []
+        classes = ser_classes(results)
+        return [(draw.grouped_bars(folder / "emotion_recall", list(classes),
+                                   {n: [v.get(e, float("nan")) for e in classes] for n, v in recall.items()},
+                                   ylabel="recall %", title="Emotion recall per class"),
+                 "Per-emotion recall of the SER (trained on original data) on each system's output.")]
 
     def run(self, data: SystemData, env: Env) -> SerResult:
-        res = evaluate_ser(data.sets[layout.EMO], data.ser_models, batch_size=self.settings.batch_size,
+        res = evaluate_ser(data.sets[layout.EMO], self._models_dir(data), batch_size=self.settings.batch_size,
                            quiet=env.quiet).summary()
         if emotion_set_is_synthetic(data) and not res.smoke_test_only:  # anonymized copies carry no marker
             res = dataclasses.replace(res, smoke_test_only=True, message=SMOKE_TEST_MESSAGE)
         return res
+
+
+#: class code -> the word the report uses
+CLASS_NAMES = {"neu": "neutral", "sad": "sadness", "ang": "anger", "hap": "happiness", "fea": "fear"}
+
+
+def _uar_cell(ser: SerResult, page) -> str:
+    """``mean ± std [low, high]`` of a SER result."""
+    interval = f" [{page.fmt(ser.uar_ci[0])}, {page.fmt(ser.uar_ci[1])}]" if ser.uar_ci else ""
+    return f"{page.fmt(ser.uar_mean)} ± {page.fmt(ser.uar_std)}{interval}"
+
+
+def ser_classes(results) -> tuple[str, ...]:
+    """The emotion classes of a benchmark run's SER results, in :data:`~voxanon.data.iemocap.CLASSES` order."""
+    return classes_of(c for s in results.systems.values() if (r := s.get(SerEvaluator.kind)) for c in r.labels)
+
+
+def emofilm_note(classes: tuple[str, ...]) -> str:
+    """What the report says about an EmoFilm emotion set of ``classes``."""
+    chance = f", chance {100 / len(classes):.0f} %" if classes else ""
+    return ("The emotion set is real emotional speech: EmoFilm's Spanish clips (film dubs; "
+            f"{', '.join(CLASS_NAMES.get(c, c) for c in classes)}: no neutral{chance}), in 5 folds of voices "
+            "inferred from speaker embeddings.")
+
+
+def emotion_note(results) -> str:
+    """What the report says about the emotion set of a run on the offline corpus: EmoFilm's real clips, or the
+    TTS's acted styles (a smoke test)."""
+    if (results.data.description or {}).get("emotion_set"):
+        return emofilm_note(ser_classes(results))
+    return "The emotion set of the synthetic corpus is acted by TTS prosody settings: UAR is a smoke test only."

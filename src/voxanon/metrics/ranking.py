@@ -2,13 +2,15 @@
 
 The VPC 2024 ranks anonymization systems inside privacy categories
 (average semi-informed EER >= 10, 20, 30 or 40 %) by WER (lower is better)
-and, separately, by UAR (higher is better). This module adds the usual
-trade-off views: relative changes against original data, Pareto fronts
-and a min-max normalised performance matrix.
+and, separately, by UAR (higher is better). The functions here take the
+privacy number and any utility measures (:class:`Measure`: a name and
+whether higher is better), so a caller decides which measures rank; this
+module adds the usual trade-off views: relative changes against original
+data, Pareto fronts and a min-max normalised performance matrix.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.stats import rankdata
@@ -16,9 +18,25 @@ from scipy.stats import rankdata
 PRIVACY_THRESHOLDS = (10.0, 20.0, 30.0, 40.0)
 """Lower EER bounds (percent) of the VPC 2024 privacy categories."""
 
-# Trade-off views: (x attribute, y attribute, (maximize x, maximize y)).
-PRIVACY_VS_UAR = ("eer", "uar", (True, True))
-PRIVACY_VS_WER = ("eer", "wer", (True, False))
+#: the name of the privacy axis in :meth:`SystemResult.value`, Pareto views and relative changes
+PRIVACY = "eer"
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A utility measure systems are ranked by: its name in :attr:`SystemResult.utility` and its direction."""
+
+    name: str
+    higher_better: bool
+
+
+#: the VPC's utility measures: content (WER, lower is better) and emotion (UAR, higher is better)
+WER = Measure("wer", higher_better=False)
+UAR = Measure("uar", higher_better=True)
+
+# Trade-off views: (x name, y name, (maximize x, maximize y)).
+PRIVACY_VS_UAR = (PRIVACY, "uar", (True, True))
+PRIVACY_VS_WER = (PRIVACY, "wer", (True, False))
 UAR_VS_WER = ("uar", "wer", (True, False))
 
 
@@ -30,20 +48,19 @@ class SystemResult:
     ----------
     name : str
         System name ("orig" for original data).
-    eer_f, eer_m, eer : float
-        Female, male and average EER (privacy; higher is better).
-    wer : float
-        Word error rate (content; lower is better).
-    uar : float
-        Unweighted average recall of emotion (higher is better).
+    eer : float
+        Average EER (privacy; higher is better).
+    utility : dict of str -> float
+        Each utility measure's value by name (e.g. ``wer``, ``uar``; NaN: not measured).
     """
 
     name: str
-    eer_f: float
-    eer_m: float
     eer: float
-    wer: float
-    uar: float
+    utility: dict[str, float] = field(default_factory=dict)
+
+    def value(self, name: str) -> float:
+        """The EER (``name`` :data:`PRIVACY`) or the utility measure ``name``."""
+        return self.eer if name == PRIVACY else self.utility[name]
 
 
 def privacy_category(eer: float) -> int:
@@ -58,51 +75,50 @@ def privacy_category(eer: float) -> int:
 
 @dataclass(frozen=True)
 class RankedSystem:
-    """A system with its privacy category and ranks inside that category."""
+    """A system with its privacy category and its rank by each measure inside that category."""
 
     system: SystemResult
     category: int
-    wer_rank: int
-    uar_rank: int | None
+    ranks: dict[str, int | None]
 
 
-def rank_systems(rows: Sequence[SystemResult]) -> list[RankedSystem]:
-    """Rank systems by WER (ascending) and by UAR (descending) per category.
+def rank_systems(rows: Sequence[SystemResult], measures: Sequence[Measure] = (WER, UAR)) -> list[RankedSystem]:
+    """Rank systems by each measure (best first: ascending where lower is better) per category.
 
     Ties share the best rank ("1224" ranking). Systems below 10 % EER get
-    category 0 and are ranked among themselves. A system whose UAR is NaN
-    (not measured) gets no UAR rank (None) and does not take a rank from others.
+    category 0 and are ranked among themselves. A system whose value of a
+    measure is NaN (not measured) gets no rank by it (None) and does not take
+    a rank from others.
 
     Returns
     -------
     list of RankedSystem
-        Sorted by category (highest first), then WER rank, then name.
+        Sorted by category (highest first), then rank by the first measure, then name.
     """
     ranked = []
     for category in sorted({privacy_category(r.eer) for r in rows}, reverse=True):
         members = [r for r in rows if privacy_category(r.eer) == category]
-        wer_ranks = rankdata([r.wer for r in members], method="min")
-        uar_ranks = rankdata([-r.uar for r in members], method="min", nan_policy="omit")
+        ranks = {m.name: rankdata([(-1 if m.higher_better else 1) * r.utility[m.name] for r in members],
+                                  method="min", nan_policy="omit") for m in measures}
         ranked += sorted(
-            (RankedSystem(r, category, int(w), None if np.isnan(u) else int(u))
-             for r, w, u in zip(members, wer_ranks, uar_ranks)),
-            key=lambda s: (s.wer_rank, s.system.name),
+            (RankedSystem(r, category, {m: None if np.isnan(k[i]) else int(k[i]) for m, k in ranks.items()})
+             for i, r in enumerate(members)),
+            key=lambda s: (s.ranks[measures[0].name] if measures else 0, s.system.name),
         )
     return ranked
 
 
 @dataclass(frozen=True)
 class RelativeChange:
-    """Relative changes (percent of the original value) of one system."""
+    """Relative changes (percent of the original value) of one system, by axis (:data:`PRIVACY` and each
+    measure)."""
 
     name: str
-    d_eer: float
-    d_wer: float
-    d_uar: float
+    changes: dict[str, float]
 
 
 def relative_changes(rows: Sequence[SystemResult], original: SystemResult) -> list[RelativeChange]:
-    """ΔEER, ΔWER and ΔUAR of each system relative to original data.
+    """ΔEER and the change of every utility measure of each system relative to original data.
 
     Δm = 100 * (m_system - m_original) / m_original, so ΔEER > 0 is a privacy
     gain, ΔWER > 0 a content loss and ΔUAR < 0 an emotion loss. A change
@@ -112,25 +128,23 @@ def relative_changes(rows: Sequence[SystemResult], original: SystemResult) -> li
     def change(value: float, reference: float) -> float:
         return 100.0 * (value - reference) / reference if reference != 0 else float("nan")
 
-    return [
-        RelativeChange(r.name, change(r.eer, original.eer), change(r.wer, original.wer), change(r.uar, original.uar))
-        for r in rows
-    ]
+    return [RelativeChange(r.name, {k: change(r.value(k), original.value(k)) for k in (PRIVACY, *r.utility)})
+            for r in rows]
 
 
 def pareto_front(
     rows: Sequence[SystemResult], x: str, y: str, maximize: tuple[bool, bool] = (True, True)
 ) -> list[SystemResult]:
-    """Systems not dominated on the two attributes ``x`` and ``y``.
+    """Systems not dominated on the two axes ``x`` and ``y``.
 
-    A system dominates another when it is at least as good on both attributes
+    A system dominates another when it is at least as good on both axes
     and strictly better on one. Use e.g. ``pareto_front(rows, *UAR_VS_WER)``.
 
     Parameters
     ----------
     rows : sequence of SystemResult
     x, y : str
-        Attribute names ("eer", "wer", "uar", "eer_f", "eer_m").
+        Axis names (:data:`PRIVACY` or a utility measure's name, :meth:`SystemResult.value`).
     maximize : (bool, bool)
         Whether larger is better for ``x`` and for ``y``.
 
@@ -140,7 +154,7 @@ def pareto_front(
         The non-dominated rows, in input order.
     """
     signs = np.where(maximize, 1.0, -1.0)
-    values = np.array([[getattr(r, x), getattr(r, y)] for r in rows]) * signs
+    values = np.array([[r.value(x), r.value(y)] for r in rows]) * signs
     at_least = (values[:, None, :] >= values[None, :, :]).all(axis=2)
     better = (values[:, None, :] > values[None, :, :]).any(axis=2)
     dominated = (at_least & better).any(axis=0)
@@ -149,12 +163,10 @@ def pareto_front(
 
 @dataclass(frozen=True)
 class NormalisedScore:
-    """Min-max normalised scores (1 = best among the systems) and overall rank."""
+    """Min-max normalised scores (1 = best among the systems) by axis, their mean and the overall rank."""
 
     name: str
-    privacy: float
-    content: float
-    emotion: float
+    scores: dict[str, float]
     combined: float
     rank: int
 
@@ -165,26 +177,27 @@ def _min_max(values: np.ndarray) -> np.ndarray:
     return np.ones_like(values) if span == 0 else (values - values.min()) / span
 
 
-def performance_matrix(rows: Sequence[SystemResult]) -> list[NormalisedScore]:
-    """Normalised performance matrix ranking all systems on all three axes.
+def performance_matrix(rows: Sequence[SystemResult], measures: Sequence[Measure] = (WER, UAR)
+                       ) -> list[NormalisedScore]:
+    """Normalised performance matrix ranking all systems on privacy and every measure.
 
-    EER, WER and UAR are min-max normalised over ``rows``; the WER (a loss) is
-    inverted so that 1 is always best. The combined score is the mean of the
-    three, and systems are ranked by it (1 = best, ties share a rank).
-    Whether original data belongs in ``rows`` is the caller's choice.
+    The EER and each measure are min-max normalised over ``rows``; a measure
+    where lower is better (WER, a loss) is inverted so that 1 is always best.
+    The combined score is the mean of them all, and systems are ranked by it
+    (1 = best, ties share a rank). Whether original data belongs in ``rows``
+    is the caller's choice.
 
     Returns
     -------
     list of NormalisedScore
         Sorted by rank.
     """
-    privacy = _min_max(np.array([r.eer for r in rows], dtype=float))
-    content = _min_max(-np.array([r.wer for r in rows], dtype=float))
-    emotion = _min_max(np.array([r.uar for r in rows], dtype=float))
-    combined = (privacy + content + emotion) / 3
+    axes = {PRIVACY: _min_max(np.array([r.eer for r in rows], dtype=float))}
+    for m in measures:
+        axes[m.name] = _min_max((1 if m.higher_better else -1) * np.array([r.utility[m.name] for r in rows],
+                                                                          dtype=float))
+    combined = sum(axes.values()) / len(axes)
     ranks = rankdata(-combined, method="min")
-    scores = [
-        NormalisedScore(r.name, float(p), float(c), float(e), float(s), int(k))
-        for r, p, c, e, s, k in zip(rows, privacy, content, emotion, combined, ranks)
-    ]
+    scores = [NormalisedScore(r.name, {k: float(v[i]) for k, v in axes.items()}, float(combined[i]), int(ranks[i]))
+              for i, r in enumerate(rows)]
     return sorted(scores, key=lambda s: (s.rank, s.name))

@@ -29,7 +29,6 @@ from voxanon.errors import ConfigError
 from voxanon.evaluation import evaluator as registry
 from voxanon.evaluation.evaluator import Column, Evaluator
 from voxanon.evaluation.results import RESULT_KINDS
-from voxanon.jobs.benchmark import conditions as bench_conditions
 from voxanon.jobs.benchmark.conditions import Channel, parse_conditions, parse_places
 from voxanon.jobs.benchmark.profiles import PROFILES
 from voxanon.jobs.benchmark.records import (
@@ -67,9 +66,10 @@ class LevelEvaluator(Evaluator):
 
     kind = "level"
     Settings = LevelSettings
+    under_conditions = True
 
     @classmethod
-    def plan(cls, run):
+    def plan(cls, run, options):
         return [cls(LevelSettings(s)) for s in run.splits]
 
     @property
@@ -119,12 +119,11 @@ def _corpus(root: Path) -> Path:
 @pytest.fixture
 def level_only(monkeypatch):
     """The benchmark with the level evaluator only (the registered ones keep their columns, empty, but apply to
-    nothing), and the level kind the one run under a condition."""
+    nothing); the level evaluator is the one run under a condition that applies."""
     for cls in registry.evaluator_classes():
         monkeypatch.setattr(cls, "applies", lambda self, data: False)
     monkeypatch.setitem(registry.EVALUATORS, "level", f"{__name__}:LevelEvaluator")
     monkeypatch.setitem(RESULT_KINDS, "level", (LevelResult, 1))
-    monkeypatch.setattr(bench_conditions, "CONDITION_KINDS", ("level",))
 
 
 def _bench(tmp_path: Path, conditions: tuple[str, ...], places=("input", "output")) -> Benchmark:
@@ -248,7 +247,7 @@ def test_the_cli_passes_the_conditions_and_prints_them_beside_the_clean_numbers(
         for name, s in clean.systems.items()}
     results = replace(clean, conditions=[ConditionRun({"name": "noise10", "kind": "noise", "snr_db": 10.0},
                                                       "pink noise at 10 dB speech-active SNR", "output", noisy)])
-    results = replace(results, ranking=rank(summarize(results).rows))
+    results = replace(results, ranking=rank(summarize(results)))
     profiles = fake_benchmark(monkeypatch, results)
     args = dict(quick=True, profile="quick", systems=None, out=str(tmp_path), data=None, seed=0, jobs=1, asr="x",
                 encoder="ge2e", quiet=True, add_evaluators=None, language=None, accented=None)

@@ -35,7 +35,7 @@ class _Probe(Evaluator):
     kind = "probe"
 
     @classmethod
-    def plan(cls, run):
+    def plan(cls, run, options):
         return []
 
     def inputs(self, data):
@@ -80,10 +80,10 @@ def _probe(tag: str, group: str = "", action: str = "ok", seconds: float = 0.0) 
 
 
 def test_units_group_shared_work_of_one_system_in_plan_order():
-    run = RunSettings(splits=("dev", "test"), wer_splits=("test",), n_boot=10, seed=0, asr="whisper-tiny",
-                      wer_normalization="spoken", pretrained="ge2e", quality_utts=2, quality_split="test",
-                      rungs=("AA-backend", "AA-semi"), ecapa_recipe="small", attacker_epochs=1, finetune_epochs=0)
-    evaluators = plan(run, ["privacy", "ladder", "wer"])
+    run = RunSettings(splits=("dev", "test"), n_boot=10, seed=0, asr="whisper-tiny", wer_normalization="spoken",
+                      pretrained="ge2e")
+    evaluators = plan(run, ["privacy", "ladder", "wer"], {"wer_splits": ("test",), "rungs": ("AA-backend", "AA-semi"),
+                                                          "attacker_epochs": 1, "finetune_epochs": 0})
     a, b = _system("a"), _system("b")
     got = [(u.data.label, [e.name for e in u.evaluators])
            for u in units([(ev, s) for ev in evaluators for s in (a, b)])]

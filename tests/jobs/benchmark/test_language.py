@@ -16,8 +16,8 @@ from tests.helpers.benchmark_results import (
 )
 from voxanon.data.kaldi import DataDir, write_data_dir
 from voxanon.errors import ConfigError
-from voxanon.evaluation.asr import AsrEvaluator, AsrSettings
-from voxanon.evaluation.evaluator import RunSettings, SystemData
+from voxanon.evaluation.asr import AsrEvaluator, AsrOptions, AsrSettings, CheckAsrEvaluator
+from voxanon.evaluation.evaluator import NoOptions, RunSettings, SystemData, options_of
 from voxanon.jobs.benchmark import run as pipeline
 from voxanon.jobs.benchmark.profiles import PROFILES
 from voxanon.jobs.benchmark.records import ORIGINAL, rank, summarize
@@ -50,8 +50,8 @@ def _corpus(root: Path, language: str | None) -> Path:
 def test_a_run_takes_its_recogniser_and_scoring_from_the_corpus(tmp_path, monkeypatch, language, asr, want):
     planned = []
 
-    def plan(run, names):
-        planned.append(run)
+    def plan(run, names, values):
+        planned.append((run, values))
         return []
 
     monkeypatch.setattr(pipeline, "plan", plan)
@@ -60,21 +60,22 @@ def test_a_run_takes_its_recogniser_and_scoring_from_the_corpus(tmp_path, monkey
                         data_root=_corpus(tmp_path / "corpus", language)).run()
     s = results.settings
     assert (s.asr, s.wer_normalization, s.error_unit, s.language) == want
-    assert (planned[0].asr, planned[0].wer_normalization, planned[0].asr_unit) == want[:3]
-    assert planned[0].check_asrs == (("pocketsphinx",) if want[3] == "en" else ())  # pocketsphinx: English only
+    run, values = planned[0]
+    assert (run.asr, run.wer_normalization, run.asr_unit, run.language) == want
+    checks = CheckAsrEvaluator.plan(run, options_of("wer_check", CheckAsrEvaluator, values))
+    assert [e.settings.backend for e in checks] == (["pocketsphinx"] if want[3] == "en" else [])  # English only
     page = (tmp_path / "out" / "report.html").read_text()
     assert f"language {want[3]}" in page
 
 
 def _run(unit: str) -> RunSettings:
-    return RunSettings(splits=("test",), wer_splits=("test",), n_boot=10, seed=0, asr="whisper-base:zh",
-                       wer_normalization="basic", pretrained="ge2e", quality_utts=1, quality_split="test", rungs=(),
-                       ecapa_recipe="small", attacker_epochs=1, finetune_epochs=0, asr_unit=unit)
+    return RunSettings(splits=("test",), n_boot=10, seed=0, asr="whisper-base:zh", wer_normalization="basic",
+                       pretrained="ge2e", asr_unit=unit)
 
 
 def test_the_asr_evaluator_scores_in_the_runs_unit_and_keeps_word_keys_as_they_were(tmp_path, monkeypatch):
-    (char,) = AsrEvaluator.plan(_run("char"))
-    (word,) = AsrEvaluator.plan(_run("word"))
+    (char,) = AsrEvaluator.plan(_run("char"), AsrOptions(("test",)))
+    (word,) = AsrEvaluator.plan(_run("word"), AsrOptions(("test",)))
     assert char.settings == AsrSettings("test", "whisper-base:zh", "basic", 10, "char")
     sets = {f"test_trials_{g}": tmp_path for g in ("f", "m")}
     data = SystemData("a", True, sets, sets)
@@ -92,7 +93,7 @@ def test_a_character_language_heads_its_columns_cer(tmp_path):
     results = dataclasses.replace(results, settings=dataclasses.replace(results.settings, language="zh",
                                                                         error_unit="char"),
                                   machine={"cpu_count": 2, "platform": "p"})
-    results = dataclasses.replace(results, ranking=rank(summarize(results).rows))
+    results = dataclasses.replace(results, ranking=rank(summarize(results)))
     columns = {c.name: c for c in summarize(results).columns}
     assert (columns["wer"].header, columns["wer"].cli) == ("CER % [95% CI]", "CER %")
     write_outputs(tmp_path, results)
@@ -177,7 +178,7 @@ def test_a_language_corpus_checks_its_words_on_real_speech(tmp_path):
     found = layout.find_layout(root)
     assert found.sets(["test"])[layout.REAL_SPEECH] == found.real_speech == root.resolve() / "data/real_speech"
 
-    (ev,) = RealSpeechAsrEvaluator.plan(_run("word"))
+    (ev,) = RealSpeechAsrEvaluator.plan(_run("word"), NoOptions())
     sets = {f"test_trials_{g}": tmp_path for g in ("f", "m")}
     assert not ev.applies(SystemData("a", True, sets, sets))
     with_real = SystemData("a", True, {**sets, layout.REAL_SPEECH: tmp_path / "rs"}, sets)

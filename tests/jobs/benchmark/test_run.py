@@ -33,9 +33,6 @@ from voxanon.jobs.benchmark.records import (
 )
 from voxanon.jobs.benchmark.run import StageCache, System, default_systems, parse_system
 from voxanon.jobs.report import page
-from voxanon.jobs.report.write import (
-    content_shift_sentence,
-)
 
 
 def test_parse_system_forms():
@@ -118,32 +115,32 @@ def test_find_layout_names_what_is_missing(tmp_path):
 
 
 def test_summary_and_ranking_follow_vpc_categories():
-    rows = summarize(benchmark_results()).rows
-    by = {r.system: r for r in rows}
+    summary = summarize(benchmark_results())
+    by = {r.system: r for r in summary.rows}
     assert by["a"]["eer"] == 41.0 and by["a"]["wer"] == 6.0 and by["a"]["attacker"] == "AA-semi"
     assert by[ORIGINAL]["eer_lazy"] == 1.5  # original row: lazy-informed equals OO
     assert (by[ORIGINAL]["attacker"], by[ORIGINAL]["eer"], by[ORIGINAL]["eer_semi"]) == ("OO", 1.5, 5.0)
-    ranking = rank(rows)
+    ranking = rank(summary)
     cats = {n: s.category for n, s in ranking.systems.items()}
     assert cats == {ORIGINAL: 0, "a": 40, "b": 30, "c": 30}
     # inside category 30: b has the lower WER and the higher UAR
-    assert ranking.systems["b"].wer_rank == 1 and ranking.systems["c"].wer_rank == 2
-    assert ranking.systems["b"].uar_rank == 1
+    assert ranking.systems["b"].ranks["wer"] == 1 and ranking.systems["c"].ranks["wer"] == 2
+    assert ranking.systems["b"].ranks["uar"] == 1
     assert "c" not in ranking.pareto["privacy_vs_wer"]  # dominated by b (more private? no: a) and b
     assert set(ranking.pareto["privacy_vs_wer"]) == {ORIGINAL, "a", "b"}
-    assert ranking.systems["a"].d_eer == pytest.approx(100 * (41 - 1.5) / 1.5)  # against the original's OO
+    assert ranking.systems["a"].changes["eer"] == pytest.approx(100 * (41 - 1.5) / 1.5)  # against the original's OO
 
 
 def test_ranking_without_uar_ranks_on_wer_only():
-    ranking = rank(summarize(benchmark_results(with_ser=False)).rows)
-    assert not ranking.uar_used
+    ranking = rank(summarize(benchmark_results(with_ser=False)))
+    assert not ranking.uses("uar") and ranking.uses("wer")
     assert set(ranking.pareto) == {"privacy_vs_wer"}
-    assert all(s.uar_rank is None for s in ranking.systems.values())
+    assert all(s.ranks["uar"] is None and "uar" not in s.changes for s in ranking.systems.values())
 
 
 def test_results_round_trip_through_results_json(tmp_path):
     results = benchmark_results()
-    results = dataclasses.replace(results, ranking=rank(summarize(results).rows))
+    results = dataclasses.replace(results, ranking=rank(summarize(results)))
     save_results(tmp_path / "results.json", results)
     assert load_results(tmp_path / "results.json") == results
     raw = json.loads((tmp_path / "results.json").read_text())
@@ -192,10 +189,11 @@ def _with_rung(results, system, scenario, eer_f, eer_m):
 def test_the_strongest_attacker_sets_the_headline_and_the_category():
     # system a: AA-semi says 41 % (category 40); the back-end rung breaks it at 15 % (category 10)
     results = _with_rung(benchmark_results(), "a", "AA-backend", 14.0, 16.0)
-    by = {r.system: r for r in summarize(results).rows}
+    summary = summarize(results)
+    by = {r.system: r for r in summary.rows}
     assert [by["a"][k] for k in ("attacker", "eer", "eer_f", "eer_m")] == ["AA-backend", 15.0, 14.0, 16.0]
     assert by["a"]["eer_semi"] == 41.0 and by["a"]["eer_lazy"] == 51.0  # the VPC column stays
-    assert rank(list(by.values())).systems["a"].category == 10
+    assert rank(summary).systems["a"].category == 10
     title, html = privacy_section(results, page)  # the report's heatmap marks that attacker
     row = next(r for r in html.split("<tr>") if r.startswith("<td>a</td>"))
     assert title == "Privacy at a glance" and row.count("★") == 1 and "<b>15.0 ★</b>" in row and ">41.0<" in row
@@ -230,7 +228,7 @@ def test_the_report_shows_each_trained_rung_on_real_voices():
 def test_summary_csv_and_cli_table_lead_with_the_strongest_attacker(tmp_path, monkeypatch, capsys):
     from voxanon.cli import benchmark as cli_benchmark
     results = _with_rung(benchmark_results(), "a", "AA-backend", 14.0, 16.0)
-    results = dataclasses.replace(results, ranking=rank(summarize(results).rows))
+    results = dataclasses.replace(results, ranking=rank(summarize(results)))
     rows = summary_csv_rows(results)
     assert list(rows[0])[:8] == ["system", "attacker", "eer", "eer_f", "eer_m", "eer_semi", "eer_lazy",
                                  "eer_ignorant"]
@@ -263,7 +261,7 @@ def test_a_second_recogniser_gets_its_own_column_beside_the_runs_wer(tmp_path, m
     systems = {n: dataclasses.replace(r, results={**r.results, ("wer_check", "pocketsphinx", "test"): wer_result(w)})
                for (n, r), w in zip(results.systems.items(), (15.0, 31.0, 17.5, 40.0))}
     results = dataclasses.replace(results, systems=systems, machine={"cpu_count": 2, "platform": "p"})
-    results = dataclasses.replace(results, ranking=rank(summarize(results).rows))
+    results = dataclasses.replace(results, ranking=rank(summarize(results)))
     assert {r.system: r["wer_pocketsphinx"] for r in summarize(results).rows}["b"] == 17.5
     rows = {r["system"]: r for r in summary_csv_rows(results)}
     assert (rows["b"]["wer"], rows["b"]["wer_pocketsphinx"]) == (3.0, 17.5)
@@ -289,15 +287,19 @@ def test_a_second_recogniser_gets_its_own_column_beside_the_runs_wer(tmp_path, m
     assert next(line for line in lines if line.startswith("b ")).split()[-4:-2] == ["3.00", "17.50"]
 
 
-def test_content_shift_sentence_says_how_far_c_eer_moved_from_the_original():
-    rows = {r.system: r for r in summarize(benchmark_results()).rows}
-    original, other = rows[ORIGINAL], next(r for n, r in rows.items() if n != ORIGINAL)
-    assert content_shift_sentence(other, original) is None            # no content attack ran
-    original, other = (dataclasses.replace(r, values={**r.values, "c_eer": c}) for r, c in ((original, 27.0),
-                                                                                             (other, 45.8)))
-    assert content_shift_sentence(other, original) == (
-        f"{other.system}: C-EER 45.8 %, 18.8 points above the original's 27.0 %.")
-    assert content_shift_sentence(original, original) is None
+def test_the_content_section_says_how_far_each_c_eer_moved_from_the_original():
+    from voxanon.evaluation.content_privacy import ContentPrivacyEvaluator
+
+    results = benchmark_results()
+    assert ContentPrivacyEvaluator.section(results, page) is None            # no content attack ran
+    c_eers = {ORIGINAL: 27.0, "a": 45.8, "b": 20.5}
+    systems = {n: dataclasses.replace(r, results={**r.results, ("content", "a", "test"): dataclasses.replace(
+        privacy_result(c_eers[n] - 1, c_eers[n] + 1), eer_mean=c_eers[n])}) for n, r in results.systems.items()
+        if n in c_eers}
+    title, html = ContentPrivacyEvaluator.section(dataclasses.replace(results, systems=systems), page)
+    assert title == "Content privacy" and html.count("<li>") == 2
+    assert "<li>a: C-EER 45.8 %, 18.8 points above the original&#x27;s 27.0 %.</li>" in html
+    assert "<li>b: C-EER 20.5 %, 6.5 points below the original&#x27;s 27.0 %.</li>" in html
 
 
 def test_default_profile_builds_the_kokoro_corpus_and_quick_the_formant_one():

@@ -19,13 +19,24 @@ from voxanon.evaluation.results import RESULT_KINDS, register_kind
 from voxanon.jobs.benchmark.profiles import PROFILES
 from voxanon.jobs.benchmark.run import Benchmark, System, default_systems
 
+#: the run's shared settings and, by profile key, the evaluators' options of these tests
+SHARED = dict(splits=("test",), n_boot=10, seed=0, asr="whisper-tiny", wer_normalization="spoken", pretrained="ge2e")
+OPTIONS = dict(wer_splits=("test",), quality_utts=2, rungs=("AA-backend", "AA-finetuned", "AA-semi"),
+               ecapa_recipe="small", attacker_epochs=4, finetune_epochs=2)
 
-def _run(**over) -> RunSettings:
-    base = dict(splits=("test",), wer_splits=("test",), n_boot=10, seed=0, asr="whisper-tiny",
-                wer_normalization="spoken", pretrained="ge2e", quality_utts=2, quality_split="test",
-                rungs=("AA-backend", "AA-finetuned", "AA-semi"), ecapa_recipe="small", attacker_epochs=4,
-                finetune_epochs=2)
-    return RunSettings(**{**base, **over})
+
+def _plan(names=None, **over):
+    """The evaluators planned with ``over`` (a shared setting or an option's profile key) changed."""
+    run = RunSettings(**{k: over.get(k, v) for k, v in SHARED.items()})
+    return plan(run, names, {**OPTIONS, **{k: v for k, v in over.items() if k not in SHARED}})
+
+
+def _ladder(**over):
+    from voxanon.evaluation.ladder import LadderEvaluator, LadderOptions
+
+    run = RunSettings(**{k: over.pop(k, v) for k, v in SHARED.items()})
+    defaults = {k: v for k, v in OPTIONS.items() if k in {f for f in LadderOptions.__dataclass_fields__}}
+    return LadderEvaluator.plan(run, LadderOptions(**{**defaults, **over}))
 
 
 def _set(path: Path, spk: str, gender: str, trials: bool = False) -> Path:
@@ -61,11 +72,11 @@ def _keys(evaluators, data, seed=0) -> dict[str, dict]:
 
 
 def test_nothing_changed_gives_the_same_keys(system):
-    assert _keys(plan(_run()), system) == _keys(plan(_run()), system)
+    assert _keys(_plan(), system) == _keys(_plan(), system)
 
 
 def test_seed_changes_every_key_and_the_anonymized_output_folder(system):
-    a, b = _keys(plan(_run()), system, seed=0), _keys(plan(_run()), system, seed=1)
+    a, b = _keys(_plan(), system, seed=0), _keys(_plan(), system, seed=1)
     assert all(a[k] != b[k] for k in a)
     assert System("w", "world").key(0) != System("w", "world").key(1)
 
@@ -74,21 +85,21 @@ RUNGS = {"privacy AA-backend test", "privacy AA-finetuned test", "privacy AA-sem
 
 
 def test_encoder_changes_the_pretrained_attacks_rung_a_and_quality_only(system):
-    a, b = _keys(plan(_run()), system), _keys(plan(_run(pretrained="ecapa:other.pt")), system)
+    a, b = _keys(_plan(), system), _keys(_plan(pretrained="ecapa:other.pt"), system)
     changed = {k for k in a if a[k] != b[k]}
     # rung (b) fine-tunes GE2E whatever the pretrained attacker; (c) trains from scratch
     assert changed == {"privacy OA test", "privacy AA-lazy test", "privacy AA-backend test", "quality"}
 
 
 def test_each_rung_key_changes_with_its_settings_only(system):
-    a = _keys(plan(_run()), system)
-    assert {k for k, v in _keys(plan(_run(attacker_epochs=8)), system).items() if v != a[k]} == {
+    a = _keys(_plan(), system)
+    assert {k for k, v in _keys(_plan(attacker_epochs=8), system).items() if v != a[k]} == {
         "privacy AA-semi test"}
-    assert {k for k, v in _keys(plan(_run(ecapa_recipe="vpc")), system).items() if v != a[k]} == {
+    assert {k for k, v in _keys(_plan(ecapa_recipe="vpc"), system).items() if v != a[k]} == {
         "privacy AA-semi test"}
-    assert {k for k, v in _keys(plan(_run(finetune_epochs=3)), system).items() if v != a[k]} == {
+    assert {k for k, v in _keys(_plan(finetune_epochs=3), system).items() if v != a[k]} == {
         "privacy AA-finetuned test"}
-    assert set(_keys(plan(_run(rungs=("AA-backend",))), system)) & RUNGS == {"privacy AA-backend test"}
+    assert set(_keys(_plan(rungs=("AA-backend",)), system)) & RUNGS == {"privacy AA-backend test"}
 
 
 def test_anonymized_training_and_dev_data_change_every_rung_and_nothing_else(system):
@@ -99,7 +110,7 @@ def test_anonymized_training_and_dev_data_change_every_rung_and_nothing_else(sys
 
 
 def test_rungs_need_training_and_dev_sets(system):
-    ladder = plan(_run(), ["ladder"])
+    ladder = _plan(["ladder"])
     assert [e.name for e in ladder] == sorted(RUNGS) and all(e.applies(system) for e in ladder)
     no_dev = SystemData("sys", True, {k: v for k, v in system.sets.items() if not k.startswith("dev")},
                         system.original)
@@ -108,7 +119,6 @@ def test_rungs_need_training_and_dev_sets(system):
 
 def test_a_rung_trains_once_per_system_for_every_split_and_again_when_its_data_change(tmp_path, system, monkeypatch):
     from voxanon.evaluation import attacker_training
-    from voxanon.evaluation.ladder import LadderEvaluator
 
     calls = []
 
@@ -119,7 +129,7 @@ def test_a_rung_trains_once_per_system_for_every_split_and_again_when_its_data_c
 
     monkeypatch.setattr(attacker_training, "train_ecapa", fake_train)
     env = Env(tmp_path / "cache", quiet=True)
-    dev_ev, test_ev = LadderEvaluator.plan(_run(splits=("dev", "test"), rungs=("AA-semi",)))
+    dev_ev, test_ev = _ladder(splits=("dev", "test"), rungs=("AA-semi",))
     assert dev_ev.slot == ("AA-semi", "dev") and test_ev.slot == ("AA-semi", "test")
     trained = dev_ev.train(system, env)
     assert test_ev.train(system, env) == trained and len(calls) == 1  # the test evaluator reuses the training
@@ -131,25 +141,24 @@ def test_a_rung_trains_once_per_system_for_every_split_and_again_when_its_data_c
 
 
 def test_fine_tuned_rungs_start_from_their_encoders(system):
-    from voxanon.evaluation.ladder import LadderEvaluator
 
-    ge2e, dvector = LadderEvaluator.plan(_run(rungs=("AA-finetuned", "AA-finetuned-dvector")))
+    ge2e, dvector = _ladder(rungs=("AA-finetuned", "AA-finetuned-dvector"))
     assert (ge2e.settings.encoder, dvector.settings.encoder) == ("ge2e", "dvector")
     assert ge2e.training_dir(system, Path("c")) != dvector.training_dir(system, Path("c"))
-    a = _keys(plan(_run(rungs=("AA-finetuned-dvector",))), system)
-    b = _keys(plan(_run(rungs=("AA-finetuned-dvector",), finetune_epochs=3)), system)
+    a = _keys(_plan(rungs=("AA-finetuned-dvector",)), system)
+    b = _keys(_plan(rungs=("AA-finetuned-dvector",), finetune_epochs=3), system)
     assert {k for k in a if a[k] != b[k]} == {"privacy AA-finetuned-dvector test"}
 
 
 def test_real_recordings_change_the_rung_results_but_not_their_training(tmp_path, system):
     import dataclasses
 
-    from voxanon.evaluation.ladder import LadderEvaluator
 
-    with_real = dataclasses.replace(system, real=_set(tmp_path / "real" / "real", "r1", "f"))
-    before, after = _keys(plan(_run()), system), _keys(plan(_run()), with_real)
+    with_real = dataclasses.replace(system, original={**system.original,
+                                                      layout.REAL: _set(tmp_path / "real" / "real", "r1", "f")})
+    before, after = _keys(_plan(), system), _keys(_plan(), with_real)
     assert {k for k in before if before[k] != after[k]} == RUNGS
-    (ev,) = LadderEvaluator.plan(_run(rungs=("AA-semi",)))
+    (ev,) = _ladder(rungs=("AA-semi",))
     assert ev.training_dir(system, Path("c")) == ev.training_dir(with_real, Path("c"))
 
 
@@ -172,9 +181,9 @@ def test_the_real_voice_check_runs_once_per_training(tmp_path, system, monkeypat
 
     monkeypatch.setattr(LadderEvaluator, "_check_real_voices", fake_check)
     env = Env(tmp_path / "cache", quiet=True)
-    (ev,) = LadderEvaluator.plan(_run(rungs=("AA-semi",)))
+    (ev,) = _ladder(rungs=("AA-semi",))
     assert ev.train(system, env).real_voices is None and checks == []  # no real recordings: no check
-    with_real = dataclasses.replace(system, real=tmp_path / "real")
+    with_real = dataclasses.replace(system, original={**system.original, layout.REAL: tmp_path / "real"})
     trained = ev.train(with_real, env)  # a finished training without the check gets it, once
     assert trained.real_voices.eer == 12.5 and checks == [tmp_path / "real"]
     assert ev.train(with_real, env) == trained and len(checks) == 1
@@ -193,9 +202,9 @@ def _rewrite_first_wav(data_dir: Path) -> None:
 
 
 def _changed(system, change) -> set[str]:
-    before = _keys(plan(_run()), system)
+    before = _keys(_plan(), system)
     change()
-    after = _keys(plan(_run()), system)
+    after = _keys(_plan(), system)
     return {k for k in before if before[k] != after[k]}
 
 
@@ -228,7 +237,7 @@ class CountEvaluator(Evaluator):
     runs = 0
 
     @classmethod
-    def plan(cls, run):
+    def plan(cls, run, options):
         return [cls(CountSettings(run.n_boot))]
 
     def inputs(self, data):
@@ -249,12 +258,12 @@ def test_benchmark_reuses_and_recomputes_a_registered_evaluator(tmp_path, system
     monkeypatch.setitem(RESULT_KINDS, "count", (CountResult, 0))
     bench = Benchmark(tmp_path / "out", PROFILES["quick"], [], seed=0, quiet=True)
     env = Env(tmp_path / "cache", quiet=True)
-    [ev] = plan(_run(), ["count"])
+    [ev] = _plan(["count"])
     CountEvaluator.runs = 0
     assert _evaluate(bench, ev, system, env) == CountResult(2 * 10)
     assert _evaluate(bench, ev, system, env) == CountResult(2 * 10) and CountEvaluator.runs == 1
     assert bench.recomputed == ["count-sys"]
-    [ev5] = plan(_run(n_boot=5), ["count"])  # other settings
+    [ev5] = _plan(["count"], n_boot=5)  # other settings
     assert _evaluate(bench, ev5, system, env) == CountResult(2 * 5) and CountEvaluator.runs == 2
     enroll = system.sets[layout.enrolls("test")]
     os.utime(next((enroll.parent / "audio").iterdir()), ns=(1, 1))  # audio touched: content may differ
@@ -308,7 +317,40 @@ def test_the_neural_profile_measures_the_shipped_models_as_the_main_job_measures
 def test_a_second_recogniser_adds_its_wer_and_leaves_the_runs_own_cached(system):
     """A run with pocketsphinx beside Whisper (the neural profile) plans one more WER per split and keeps every
     other key, so it reuses a main job's results."""
-    a, b = _keys(plan(_run()), system), _keys(plan(_run(check_asrs=("pocketsphinx",))), system)
+    a, b = _keys(_plan(), system), _keys(_plan(check_asrs=("pocketsphinx",)), system)
     assert set(b) - set(a) == {"wer_check pocketsphinx test"}
     assert all(b[k] == a[k] for k in a)
     assert b["wer_check pocketsphinx test"]["models"] != a["wer test"]["models"]
+
+
+def test_a_prerequisite_is_built_once_for_every_evaluator_that_declares_it(tmp_path, system, monkeypatch):
+    """The SER reference models: trained once on the original emotion set for the SER evaluation and SER
+    learnability of the same recipe, again for another recipe, and a failure is recorded, leaving both out."""
+    from voxanon.evaluation import ser
+
+    calls = []
+    monkeypatch.setattr(ser, "train_folds", lambda emo, folder, *, epochs, seed, quiet: calls.append(
+        (emo, folder, epochs)) or {"folds": {}})
+    emo = system.original[layout.TRAIN]  # any original data directory stands for the emotion set here
+    original = {**system.original, layout.EMO: emo}
+    bench = Benchmark(tmp_path / "out", PROFILES["quick"], [], seed=0, quiet=True)
+    env = Env(tmp_path / "cache", quiet=True)
+    evs = _plan(["ser", "learnability"], ser_epochs=6)
+    prepared = bench._prepare(evs, original, env)
+    [(key, folder)] = prepared.items()
+    assert calls == [(emo, folder, 6)] and folder == tmp_path / "out" / key and key.startswith("ser_models/")
+    data = replace(system, sets={**system.sets, layout.EMO: system.sets[layout.TRAIN]}, original=original,
+                   prepared=prepared)
+    assert [e.applies(data) for e in evs] == [True, True]
+    assert bench._prepare(evs, original, env) == prepared and len(calls) == 1  # cached
+    other = _plan(["ser", "learnability"], ser_epochs=6, **{"learnability.epochs": 3})
+    assert len(bench._prepare(other, original, env)) == 2 and calls[-1][2] == 3
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no emotions")
+
+    monkeypatch.setattr(ser, "train_folds", broken)
+    failing = Benchmark(tmp_path / "out2", PROFILES["quick"], [], seed=0, quiet=True)
+    assert failing._prepare(evs, original, env) == {}
+    assert failing.errors == {"original": ["SER training: RuntimeError: no emotions"]}
+    assert not any(e.applies(replace(data, prepared={})) for e in evs)

@@ -37,7 +37,7 @@ import numpy as np
 from voxanon.anonymizers.base import Anonymizer, param
 from voxanon.dsp.conditions import Condition, parse_condition
 from voxanon.errors import ConfigError
-from voxanon.evaluation.evaluator import Column
+from voxanon.evaluation.evaluator import PRIVACY, Column
 from voxanon.jobs.benchmark.records import (
     BenchmarkResults,
     ConditionRun,
@@ -48,9 +48,6 @@ from voxanon.jobs.benchmark.records import (
 INPUT, OUTPUT = "input", "output"
 #: where a condition can be applied, in report order
 PLACES = (INPUT, OUTPUT)
-#: the evaluator kinds run under a condition: privacy (every attacker) and WER (the run's recogniser and the
-#: profile's second ones)
-CONDITION_KINDS = ("privacy", "wer", "wer_check")
 
 
 @dataclass(frozen=True)
@@ -132,6 +129,12 @@ def condition_columns(summaries: list[Summary]) -> list[Column]:
             and any(r[c.name] is not None for s in summaries for r in s.rows)]
 
 
+def compared_columns(summary: Summary) -> list[Column]:
+    """The columns set beside the clean run's under each condition: the privacy headline and every required
+    utility measure of the ranking (the strongest attacker's EER, the WER)."""
+    return [c for c in summary.columns if c.csv and c.rank and (c.rank.role == PRIVACY or c.rank.required)]
+
+
 def condition_rows(results: BenchmarkResults, clean: Summary) -> list[dict[str, Any]]:
     """``conditions.csv``: one row per system, condition and place with its summary values and the change against
     the clean run (``d_eer``, ``d_wer``: condition minus clean, in points)."""
@@ -145,8 +148,8 @@ def condition_rows(results: BenchmarkResults, clean: Summary) -> list[dict[str, 
             row = {"system": r.system, "condition": run.name, "applied_to": run.applied_to}
             row.update((c.name, r[c.name]) for c in columns)
             base = clean_rows.get(r.system)
-            for key in ("eer", "wer"):
-                now, before = r.values.get(key), base.values.get(key) if base else None
-                row[f"d_{key}"] = now - before if now is not None and before is not None else None
+            for c in compared_columns(clean):
+                now, before = r.values.get(c.name), base.values.get(c.name) if base else None
+                row[f"d_{c.name}"] = now - before if now is not None and before is not None else None
             out.append(row)
     return out

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 from voxanon.evaluation.scenarios import (
     AA_BACKEND,
@@ -29,6 +30,10 @@ class Profile:
     (:mod:`voxanon.dsp.conditions` names) under which privacy and WER are measured again, applied to the
     ``condition_places``: ``input`` (before anonymization) and/or ``output`` (after it)
     (:mod:`voxanon.jobs.benchmark.conditions`).
+
+    The evaluators read their options from these fields (an option names its profile key:
+    :func:`voxanon.evaluation.evaluator.option`) and from ``settings``, ``NAME.FIELD`` -> value (e.g.
+    ``{"ser.epochs": 15}``; ``voxanon benchmark --set``), which wins over the field.
     """
 
     name: str
@@ -51,6 +56,18 @@ class Profile:
     condition_places: tuple[str, ...] = ("input", "output")
     corpus_language: str = "en"
     corpus_accented: bool = False  # other languages' voices fill dev and test (a corpus in another language)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def values(self) -> dict[str, Any]:
+        """What the evaluators' options are read from: every field by name, then each ``settings`` entry."""
+        return {**{k: v for k, v in asdict(self).items() if k != "settings"}, **self.settings}
+
+    def record(self) -> dict[str, Any]:
+        """The profile as ``results.json`` holds it (``settings`` only where some are given)."""
+        out = asdict(self)
+        if not self.settings:
+            del out["settings"]
+        return out
 
 
 #: the default profile's anonymizers (besides the original)

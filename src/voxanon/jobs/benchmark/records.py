@@ -132,25 +132,60 @@ class DataInfo:
 
 @dataclass(frozen=True)
 class RankEntry:
-    """A system's VPC privacy category, ranks, changes against the original and normalised score."""
+    """A system's VPC privacy category, its rank by each utility measure (None: not ranked by it), the changes
+    against the original (``eer`` and each measure, in % of the original's value) and its normalised score.
+
+    In ``results.json`` and summary.csv the ranks are ``<measure>_rank`` and the changes ``d_<name>``.
+    """
 
     category: int
-    wer_rank: int
-    uar_rank: int | None
-    d_eer: float | None = None
-    d_wer: float | None = None
-    d_uar: float | None = None
+    ranks: dict[str, int | None]
+    changes: dict[str, float] = field(default_factory=dict)
     score: float | None = None
     score_rank: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{category, wer_rank, uar_rank, d_eer, d_wer, d_uar, score, score_rank}`` (changes and score only
+        where computed)."""
+        out: dict[str, Any] = {"category": self.category, **{f"{k}_rank": v for k, v in self.ranks.items()}}
+        out.update((f"d_{k}", v) for k, v in self.changes.items() if v is not None)
+        out.update((k, getattr(self, k)) for k in ("score", "score_rank") if getattr(self, k) is not None)
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str) -> RankEntry:
+        """Inverse of :meth:`to_json`."""
+        if not isinstance(data, dict) or "category" not in data:
+            raise DataError(f"{where}: expected an object with a category")
+        ranks = {k.removesuffix("_rank"): v for k, v in data.items() if k.endswith("_rank") and k != "score_rank"}
+        changes = {k.removeprefix("d_"): v for k, v in data.items() if k.startswith("d_")}
+        return cls(data["category"], ranks, changes, data.get("score"), data.get("score_rank"))
 
 
 @dataclass(frozen=True)
 class Ranking:
-    """Ranks of the systems with complete results and the Pareto fronts of each trade-off view."""
+    """Ranks of the systems with complete results and the Pareto fronts of each trade-off view (``privacy_vs_wer``,
+    ``uar_vs_wer``, ...). ``used``: whether each optional measure ranked (``uar_used`` in ``results.json``)."""
 
     systems: dict[str, RankEntry]
-    uar_used: bool
+    used: dict[str, bool] = field(default_factory=dict)
     pareto: dict[str, list[str]] | None = None
+
+    def uses(self, measure: str) -> bool:
+        """Whether ``measure`` ranked the systems (a required one always does)."""
+        return self.used.get(measure, True)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"systems": to_dict(self.systems), **{f"{k}_used": v for k, v in self.used.items()}}
+        return out | ({"pareto": self.pareto} if self.pareto is not None else {})
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str) -> Ranking:
+        if not isinstance(data, dict) or not isinstance(data.get("systems"), dict):
+            raise DataError(f"{where}: expected an object with systems")
+        systems = {k: RankEntry.from_json(v, f"{where}.systems.{k}") for k, v in data["systems"].items()}
+        used = {k.removesuffix("_used"): v for k, v in data.items() if k.endswith("_used")}
+        return cls(systems, used, data.get("pareto"))
 
 
 @dataclass(frozen=True)
@@ -261,15 +296,18 @@ def summarize(results: BenchmarkResults) -> Summary:
     return Summary(columns, rows)
 
 
-def rank(rows: list[SummaryRow]) -> Ranking:
-    """Privacy categories, ranks, relative changes, Pareto fronts and the normalised score of summary rows.
+def rank(summary: Summary) -> Ranking:
+    """Privacy categories, ranks, relative changes, Pareto fronts and the normalised score of the summary's rows.
 
-    The VPC ranking reads the headline's strongest-attacker EER (mean and per gender), the WER and the UAR.
+    The columns' ranking roles (:class:`~voxanon.evaluation.evaluator.Rank`) say what ranks: the privacy
+    column (the headline's strongest-attacker EER) sets the category, the utility columns (WER, UAR) rank inside
+    it. A system without the privacy value or a required measure is not ranked; an optional measure ranks only
+    when every ranked system has it, and the normalised score needs every measure.
     """
+    from voxanon.evaluation.evaluator import PRIVACY, UTILITY
+    from voxanon.metrics.ranking import PRIVACY as EER
     from voxanon.metrics.ranking import (
-        PRIVACY_VS_UAR,
-        PRIVACY_VS_WER,
-        UAR_VS_WER,
+        Measure,
         SystemResult,
         pareto_front,
         performance_matrix,
@@ -280,28 +318,31 @@ def rank(rows: list[SummaryRow]) -> Ranking:
     def value(v: float | None) -> float:  # NaN where a measure is missing (e.g. no emotion set)
         return float(v) if v is not None else math.nan
 
-    complete = [r for r in rows if r["eer"] is not None and r["wer"] is not None]
-    has_uar = all(r["uar"] is not None for r in complete)
-    table_rows = [SystemResult(r.system, *(value(r[k]) for k in ("eer_f", "eer_m", "eer", "wer", "uar")))
+    privacy = next(c for c in summary.columns if c.rank and c.rank.role == PRIVACY)
+    utilities = [c for c in summary.columns if c.rank and c.rank.role == UTILITY]
+    complete = [r for r in summary.rows if r[privacy.name] is not None
+                and all(r[c.name] is not None for c in utilities if c.rank.required)]
+    used = {c.name: all(r[c.name] is not None for r in complete) for c in utilities if not c.rank.required}
+    measures = [Measure(c.name, c.rank.higher_better) for c in utilities if used.get(c.name, True)]
+    table_rows = [SystemResult(r.system, value(r[privacy.name]), {m.name: value(r[m.name]) for m in measures})
                   for r in complete]
     if not table_rows:
-        return Ranking({}, has_uar)
+        return Ranking({}, used)
     entries: dict[str, dict[str, Any]] = {}
-    for rs in rank_systems(table_rows):
-        entries[rs.system.name] = {"category": rs.category, "wer_rank": rs.wer_rank,
-                                   "uar_rank": rs.uar_rank if has_uar else None}
+    for rs in rank_systems(table_rows, measures):
+        entries[rs.system.name] = {"category": rs.category, "ranks": {c.name: rs.ranks.get(c.name) for c in utilities}}
     orig = next((r for r in table_rows if r.name == ORIGINAL), None)
     if orig:
         for ch in relative_changes(table_rows, orig):
-            entries[ch.name].update(d_eer=ch.d_eer, d_wer=ch.d_wer, d_uar=ch.d_uar if has_uar else None)
-    views = {"privacy_vs_wer": PRIVACY_VS_WER}
-    if has_uar:
-        views.update(privacy_vs_uar=PRIVACY_VS_UAR, uar_vs_wer=UAR_VS_WER)
+            entries[ch.name]["changes"] = ch.changes
+    views = {f"privacy_vs_{m.name}": (EER, m.name, (True, m.higher_better)) for m in measures}
+    views.update((f"{b.name}_vs_{a.name}", (b.name, a.name, (b.higher_better, a.higher_better)))
+                 for i, a in enumerate(measures) for b in measures[i + 1:])
     pareto = {k: [r.name for r in pareto_front(table_rows, x, y, m)] for k, (x, y, m) in views.items()}
-    if has_uar:
-        for ns in performance_matrix(table_rows):
+    if len(measures) == len(utilities):
+        for ns in performance_matrix(table_rows, measures):
             entries[ns.name].update(score=ns.combined, score_rank=ns.rank)
-    return Ranking({k: RankEntry(**v) for k, v in entries.items()}, has_uar, pareto)
+    return Ranking({k: RankEntry(**v) for k, v in entries.items()}, used, pareto)
 
 
 def privacy_rows(results: BenchmarkResults) -> list[dict[str, Any]]:

@@ -5,7 +5,8 @@ recomputes nothing that finished):
 
 1. data: build or reuse the offline corpus, or take the user's VPC directories;
 2. anonymize every set with every system (the corpus runner; resumable);
-3. the emotion recognisers, trained per fold on original emotion data;
+3. the evaluators' shared work on original data (:class:`~voxanon.evaluation.evaluator.Prerequisite`: the
+   SER evaluator's emotion recognisers, trained per fold on original emotion data);
 4. privacy: OO, OA (ignorant), AA lazy-informed (pretrained GE2E) and the
    profile's semi-informed rungs (:mod:`voxanon.evaluation.ladder`), each
    trained on the system's anonymized training set (original data for the
@@ -18,7 +19,8 @@ recomputes nothing that finished):
 6. ranking (privacy categories from each system's strongest attacker, ranks,
    Pareto fronts) and the report.
 
-Stages 4-5 are a loop over systems × evaluators (:mod:`voxanon.evaluation.evaluator`).
+Stages 4-5 are a loop over systems × evaluators (:mod:`voxanon.evaluation.evaluator`), each planned with its
+options from the profile (:meth:`Profile.values`: its fields and its ``settings``).
 Each stage result is a JSON file under ``<out>/stages``; it is reused when its
 key matches, and every key is derived from what the stage depends on: the
 evaluator's settings, the content of the data it reads, the content of the
@@ -44,23 +46,24 @@ from voxanon.atomic import write_text
 from voxanon.data.layout import (
     CORPUS_FILE,
     EMO,
+    REAL,
     REAL_SPEECH,
     Layout,
     find_layout,
     trials,
 )
 from voxanon.errors import ConfigError
+from voxanon.evaluation import evaluator as registry
 from voxanon.evaluation.evaluator import (
-    EVALUATORS,
     Env,
     Evaluator,
     RunSettings,
     SystemData,
+    options_of,
     plan,
-    stage_key,
 )
 from voxanon.evaluation.fingerprint import data_fingerprint, digest
-from voxanon.evaluation.ladder import SELECT_SPLIT
+from voxanon.evaluation.ladder import LadderEvaluator, semi_informed_attacker
 from voxanon.evaluation.results import RESULT_KINDS, from_dict
 from voxanon.evaluation.scenarios import PRIMARY_SCENARIO
 from voxanon.jobs.benchmark.profiles import PROFILES, Profile  # noqa: F401  (re-exported)
@@ -309,19 +312,25 @@ class Benchmark:
             self.cache.save(stage, settings, speed)
         return {"paths": paths, "failed": failed, "key": key, **speed}
 
-    def _ser_models(self, emo_dir: str) -> Path | None:
-        """Train (or reuse) the per-fold SER models on the original emotion set."""
-        from voxanon.evaluation.ser import train_folds
-
-        key = {"emo": data_fingerprint(emo_dir), "epochs": self.profile.ser_epochs, "seed": self.seed}
-        models = self.out / "ser_models" / stage_key(key)
-        try:
-            self._cached("ser-train", key, lambda: train_folds(emo_dir, models, epochs=self.profile.ser_epochs,
-                                                               seed=self.seed, quiet=self.quiet))
-        except Exception as exc:
-            self._fail(ORIGINAL, "SER training", exc)
-            return None
-        return models
+    def _prepare(self, evaluators: list[Evaluator], original: dict[str, Path], env: Env) -> dict[str, Path]:
+        """Do (or reuse) every prerequisite the evaluators declare on the original sets, each once, into
+        ``<out>/<name>/<digest of its key>``; their folders by :attr:`~voxanon.evaluation.evaluator.Prerequisite.id`
+        (a failed one is recorded and left out, so the evaluators that need it do not run)."""
+        done: dict[str, Path] = {}
+        tried: set[str] = set()
+        for ev in evaluators:
+            for need in ev.prerequisites(original):
+                if need.id in tried:
+                    continue
+                tried.add(need.id)
+                folder = self.out / need.id
+                try:
+                    self._cached(need.id.replace("/", "-"), need.key, lambda: need.make(folder, env))
+                except Exception as exc:
+                    self._fail(ORIGINAL, need.what or need.name, exc)
+                    continue
+                done[need.id] = folder
+        return done
 
     def _evaluate(self, todo: list[tuple[Evaluator, SystemData]], env: Env,
                   tags: dict[str, str] | None = None) -> dict[tuple[str, str], Any]:
@@ -377,13 +386,12 @@ class Benchmark:
         """Every system's privacy and WER under each recording condition, applied to the input and/or the
         output (:mod:`voxanon.jobs.benchmark.conditions`); stages cached as the clean run's are."""
         from voxanon.jobs.benchmark.conditions import (
-            CONDITION_KINDS,
             INPUT,
             condition_set,
             parse_conditions,
         )
 
-        evs = [e for e in evaluators if e.kind in CONDITION_KINDS]
+        evs = [e for e in evaluators if e.under_conditions]
         # no SER and no real-speech check under a condition
         sources = {k: Path(v) for k, v in original.items() if k not in (EMO, REAL_SPEECH)}
         runs = []
@@ -449,17 +457,17 @@ class Benchmark:
         language = corpus_language(layout.description)
         asr = self.asr or default_asr(language)
         normalization, unit = asr_scoring(language)
-        # pocketsphinx, the profiles' second recogniser, knows English only
-        check_asrs = self.profile.check_asrs if language == "en" else ()
         if language != "en" and not self.quiet:
             print(f"benchmark: the corpus is in {language!r}: ASR {asr}, {normalization} normalisation, "
-                  f"{'CER' if unit == 'char' else 'WER'}" + (f"; {', '.join(self.profile.check_asrs)} left out "
-                                                            "(English only)" if self.profile.check_asrs else ""),
-                  flush=True)
+                  f"{'CER' if unit == 'char' else 'WER'}", flush=True)
         splits = [s for s in self.profile.splits if s in layout.splits] or layout.splits
-        # the attacker rungs are selected on dev: its sets are anonymized even when only test is attacked
-        select = [SELECT_SPLIT] if self.profile.rungs and SELECT_SPLIT in layout.splits else []
-        original = {name: str(p) for name, p in layout.sets(list(dict.fromkeys(select + splits))).items()}
+        run = RunSettings(splits=tuple(splits), n_boot=self.profile.n_boot, seed=self.seed, asr=asr,
+                          wer_normalization=normalization, pretrained=self.pretrained, asr_unit=unit,
+                          language=language)
+        evaluators = plan(run, [*registry.EVALUATORS, *self.profile.extra_evaluators], self.profile.values())
+        # e.g. the attacker rungs are selected on dev: its sets are anonymized even when only test is attacked
+        extra = [s for ev in evaluators for s in ev.extra_splits() if s in layout.splits]
+        original = {name: str(p) for name, p in layout.sets(list(dict.fromkeys(extra + splits))).items()}
         records: dict[str, dict[str, Any]] = {
             s.label: {"method": s.method, "params": s.params, "key": s.key(self.seed), "results": {}}
             for s in self.systems}
@@ -471,7 +479,7 @@ class Benchmark:
                 anon_paths[s.label] = original
                 continue
             try:
-                info = self._anonymize(s, layout.sets(list(dict.fromkeys(select + splits))))
+                info = self._anonymize(s, layout.sets(list(dict.fromkeys(extra + splits))))
             except Exception as exc:  # one broken system must not stop the benchmark
                 self._fail(s.label, "anonymize", exc)
                 continue
@@ -479,20 +487,14 @@ class Benchmark:
             records[s.label].update(key=info["key"], rtf=info["rtf"], rtf_jobs=info["jobs"],
                                     failed_utterances=info["failed"])
 
-        stages.step("train the emotion recognisers")
-        ser_models = self._ser_models(original[EMO]) if layout.emo else None
-
-        run = RunSettings(splits=tuple(splits), wer_splits=self.profile.wer_splits, n_boot=self.profile.n_boot,
-                          seed=self.seed, asr=asr, wer_normalization=normalization, asr_unit=unit,
-                          pretrained=self.pretrained, quality_utts=self.profile.quality_utts,
-                          quality_split=splits[-1], rungs=self.profile.rungs, ecapa_recipe=self.profile.ecapa_recipe,
-                          attacker_epochs=self.profile.attacker_epochs, finetune_epochs=self.profile.finetune_epochs,
-                          ser_epochs=self.profile.ser_epochs, check_asrs=check_asrs)
-        evaluators = plan(run, [*EVALUATORS, *self.profile.extra_evaluators])
+        stages.step("prepare: the evaluators' shared work on original data (e.g. the emotion recognisers)")
         env = Env(self.out / "cache", quiet=self.quiet)
+        # the original sets as the evaluators read them: with the corpus's real recordings, never anonymized
+        reference = {k: Path(v) for k, v in original.items()} | ({REAL: layout.real} if layout.real else {})
+        prepared = self._prepare(evaluators, reference, env)
         systems = {label: SystemData(label, records[label]["method"] is not None,
-                                     {k: Path(v) for k, v in paths.items()}, {k: Path(v) for k, v in original.items()},
-                                     ser_models=ser_models, synthetic=layout.synthetic, real=layout.real)
+                                     {k: Path(v) for k, v in paths.items()}, reference, synthetic=layout.synthetic,
+                                     prepared=prepared)
                    for label, paths in anon_paths.items()}
         stages.step(f"evaluate: {len(systems)} systems x {len(evaluators)} evaluators")
         todo = [(ev, data) for ev in evaluators for data in systems.values() if ev.applies(data)]
@@ -511,20 +513,20 @@ class Benchmark:
         record_objs = {label: SystemRecord(**r) for label, r in records.items()}
         info = RunInfo(seed=self.seed, asr=asr, wer_normalization=normalization, language=language, error_unit=unit,
                        pretrained_encoder=self.pretrained,
-                       semi_informed_attacker=f"ECAPA-TDNN ({self.profile.ecapa_recipe} recipe), "
-                                              f"{self.profile.attacker_epochs} epochs, selected on {SELECT_SPLIT}",
+                       semi_informed_attacker=semi_informed_attacker(
+                           options_of("ladder", LadderEvaluator, self.profile.values())),
                        primary=Primary(PRIMARY_SCENARIO, splits[-1]))
         results = BenchmarkResults(
             schema_version=SCHEMA_VERSION, voxanon_version=__version__,
             created=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-            profile=json.loads(json.dumps(dataclasses.asdict(self.profile))),  # as results.json holds it
+            profile=json.loads(json.dumps(self.profile.record())),  # as results.json holds it
             settings=info, versions=_versions(),
             machine={"cpu_count": os.cpu_count(), "platform": platform.platform()},
             data=DataInfo(str(layout.root), layout.synthetic, splits, layout.description),
             systems=record_objs, errors=self.errors, paths=anon_paths, ranking=None, elapsed_seconds=0.0,
             conditions=condition_runs)
         self.summary = summarize(results)
-        results = dataclasses.replace(results, ranking=rank(self.summary.rows),
+        results = dataclasses.replace(results, ranking=rank(self.summary),
                                       elapsed_seconds=time.monotonic() - t0)
 
         stages.step("report")

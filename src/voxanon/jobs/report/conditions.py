@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import html
 
-from voxanon.jobs.benchmark.conditions import INPUT, condition_summary
+from voxanon.evaluation.evaluator import PRIVACY
+from voxanon.jobs.benchmark.conditions import INPUT, compared_columns, condition_summary
 from voxanon.jobs.benchmark.records import BenchmarkResults, Summary
 from voxanon.jobs.report.page import fmt, table
 
@@ -29,7 +30,8 @@ def _cell(value: float | None, clean: float | None, attacker: str | None = None)
 
 
 def conditions_section(results: BenchmarkResults, clean: Summary) -> str | None:
-    """Two tables (strongest-attacker EER, WER) with a column per condition and place; None without conditions."""
+    """A table per compared measure (strongest-attacker EER, WER) with a column per condition and place; None
+    without conditions."""
     runs = list(results.conditions)
     if not runs:
         return None
@@ -39,19 +41,21 @@ def conditions_section(results: BenchmarkResults, clean: Summary) -> str | None:
     by_run = [{r.system: r for r in s.rows} for s in summaries]
     systems = list(dict.fromkeys([*clean_rows, *(name for rows in by_run for name in rows)]))
     tables = []
-    for key, title in (("eer", "EER % of the strongest attacker (change against clean, in points)"),
-                       ("wer", "WER % (change against clean, in points)")):
+    for column in compared_columns(clean):
+        privacy = column.rank.role == PRIVACY  # its cells name the strongest attacker
+        key = column.name
         body = []
         for name in systems:
             base = clean_rows.get(name)
             base_value = base.values.get(key) if base else None
-            cells = [html.escape(name), _cell(base_value, None, base.values.get("attacker") if key == "eer" and base
+            cells = [html.escape(name), _cell(base_value, None, base.values.get("attacker") if privacy and base
                                               else None)]
             for rows in by_run:
                 row = rows.get(name)
                 value = row.values.get(key) if row else None
-                cells.append(_cell(value, base_value, row.values.get("attacker") if key == "eer" and row else None))
+                cells.append(_cell(value, base_value, row.values.get("attacker") if privacy and row else None))
             body.append(cells)
+        title = f"{column.cli}{' of the strongest attacker' if privacy else ''} (change against clean, in points)"
         tables.append(f"<p>{html.escape(title)}</p>" + table(heads, body))
     described = "".join(f"<li><b>{html.escape(run.name)}</b>: {html.escape(run.description)}</li>"
                         for run in {run.name: run for run in runs}.values())
