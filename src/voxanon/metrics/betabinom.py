@@ -74,12 +74,15 @@ def _moment_start(obs: _Observations, counts: np.ndarray) -> np.ndarray:
     return np.clip(np.log(np.stack([p * c, (1 - p) * c], axis=1)), *LOG_BOUNDS)
 
 
-def _ascent_direction(theta: np.ndarray, gradient: np.ndarray, hessian: np.ndarray) -> np.ndarray:
-    """Projected Newton direction: free coordinates only, unit gradient where not concave.
+def _ascent_direction(theta: np.ndarray, gradient: np.ndarray, hessian: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Projected Newton direction: free coordinates only, a shifted Hessian where not concave.
 
     A coordinate at a bound whose gradient points outwards is held fixed and
-    the Newton step is taken in the other one alone; where the (reduced)
-    Hessian is not negative definite the unit gradient is used instead.
+    the Newton step is taken in the other one alone. Where the (reduced)
+    Hessian is not negative definite, its eigenvalues are shifted below zero
+    (Levenberg-Marquardt): a plain gradient step crawls along the narrow curved
+    ridges that such rows have (counts near one end of a small n). Returns the
+    directions and which rows were concave.
     """
     low, high = LOG_BOUNDS
     free = ~(((theta <= low) & (gradient < 0)) | ((theta >= high) & (gradient > 0)))
@@ -89,10 +92,12 @@ def _ascent_direction(theta: np.ndarray, gradient: np.ndarray, hessian: np.ndarr
     h01 = np.where(free.all(axis=1), hessian[:, 0, 1], 0.0)
     det = h00 * h11 - h01 * h01
     concave = (h00 < 0) & (det > 1e-12 * (h00 * h00 + h11 * h11))
-    safe_det = np.where(concave, det, 1.0)
-    newton = -np.stack([h11 * g[:, 0] - h01 * g[:, 1], h00 * g[:, 1] - h01 * g[:, 0]], axis=1) / safe_det[:, None]
-    unit = g / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-300)
-    return np.where(concave[:, None], newton, unit)
+    largest = (h00 + h11) / 2 + np.sqrt(((h00 - h11) / 2) ** 2 + h01 * h01)
+    scale = np.abs(h00) + np.abs(h11) + np.linalg.norm(g, axis=1) + 1e-12
+    shift = np.where(concave, 0.0, np.maximum(largest, 0.0) + 1e-3 * scale)
+    h00, h11 = h00 - shift, h11 - shift
+    det = h00 * h11 - h01 * h01
+    return -np.stack([h11 * g[:, 0] - h01 * g[:, 1], h00 * g[:, 1] - h01 * g[:, 0]], axis=1) / det[:, None], concave
 
 
 def fit_beta_binomial(counts) -> tuple[np.ndarray, np.ndarray]:
@@ -120,7 +125,7 @@ def fit_beta_binomial(counts) -> tuple[np.ndarray, np.ndarray]:
     loglik = obs.loglik(theta)
     for _ in range(_MAX_ITERATIONS):
         floor = loglik - _RELATIVE_SLACK * (1 + np.abs(loglik))
-        direction = _ascent_direction(theta, *obs.gradient_hessian(theta))
+        direction, concave = _ascent_direction(theta, *obs.gradient_hessian(theta))
         step = np.ones(obs.n_rows)
         candidate, accepted = theta, np.zeros(obs.n_rows, dtype=bool)
         for _ in range(_MAX_HALVINGS):
@@ -133,6 +138,17 @@ def fit_beta_binomial(counts) -> tuple[np.ndarray, np.ndarray]:
                 break
             step = np.where(accepted, step, step / 2)
         new_loglik = np.where(accepted, obs.loglik(candidate), loglik)
+        # where the shifted step was taken whole, a longer one along it may gain more (a flat ridge)
+        growing = ~concave & accepted & (step == 1)
+        for _ in range(_MAX_HALVINGS if growing.any() else 0):
+            step = np.where(growing, step * 2, step)
+            trial = np.clip(theta + step[:, None] * direction, *LOG_BOUNDS)
+            trial_loglik = obs.loglik(trial)
+            growing &= trial_loglik > new_loglik
+            candidate = np.where(growing[:, None], trial, candidate)
+            new_loglik = np.where(growing, trial_loglik, new_loglik)
+            if not growing.any():
+                break
         moved = np.abs(candidate - theta).max()
         gained = np.abs(new_loglik - loglik).max()
         theta, loglik = candidate, new_loglik
