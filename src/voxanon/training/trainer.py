@@ -512,8 +512,9 @@ class Run:
         return self.out / "checkpoint.pt"
 
     def require(self, keys: tuple[str, ...], model: str) -> None:
-        """CheckpointError in one line unless :attr:`resumed` holds every one of ``keys`` (a checkpoint of another
-        kind; ``model`` names the kind of model the run trains)."""
+        """CheckpointError in one line unless :attr:`resumed` holds every one of ``keys`` and the loop's own (a
+        checkpoint of another kind; ``model`` names the kind of model the run trains)."""
+        keys = (*keys, "optimizer", "step", "seconds", "rng")      # what Trainer.save_steps adds to the payload
         require_keys(self.resumed, keys, "training checkpoint", self.checkpoint, CheckpointError,
                      expected=f"a training checkpoint of {model}", todo=RESUME_HINT)
 
