@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import json
 import os
 import pathlib
 import pickle
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 
@@ -29,6 +31,7 @@ from tests.helpers.dvector_data import SMALL as SMALL_DVECTOR
 from tests.helpers.dvector_data import write_quantised
 from tests.helpers.nac_checkpoint import quantizer_state
 from tests.helpers.speechbrain_ecapa_checkpoint import speechbrain_state_dict
+from tests.helpers.vpc_kit_folders import write_ser_fold
 from voxanon.errors import EXIT_MODEL, ModelError
 
 BAD_KINDS = ("truncated", "random", "empty", "other_kind", "wrong_shapes", "hostile")
@@ -117,8 +120,6 @@ def ser_checkpoint(path: Path, channels: int = 16, state_channels: int | None = 
 
 
 def flow_checkpoint(path: Path, hidden: int = 8, state_hidden: int | None = None) -> None:
-    import numpy as np
-
     from voxanon.models.flow import save_flow
     from voxanon.models.flow.model import EmbeddingFlow, VelocityField
 
@@ -129,17 +130,112 @@ def flow_checkpoint(path: Path, hidden: int = 8, state_hidden: int | None = None
         torch.save({**ckpt, "config": {**ckpt["config"], "hidden": hidden}}, path)
 
 
+def one_shape_changed(state: dict) -> dict:
+    """``state`` with its first matrix one row longer: the same keys, one shape not the model's."""
+    key = next(k for k, v in state.items() if v.ndim >= 2)
+    return {**state, key: torch.zeros(state[key].shape[0] + 1, *state[key].shape[1:])}
+
+
+def saving(build: Callable[[], dict]) -> Callable[[Path], None]:
+    """A writer of the checkpoint ``build()`` returns."""
+    return lambda path: torch.save(build(), path)
+
+
+def with_wrong_shapes(build: Callable[[], dict], key: str) -> Callable[[Path], None]:
+    """A writer of the checkpoint ``build()`` returns, one tensor of its state dict ``key`` reshaped."""
+    def write(path: Path) -> None:
+        saved = build()
+        torch.save({**saved, key: one_shape_changed(saved[key])}, path)
+    return write
+
+
+def ctc_file() -> dict:
+    from voxanon.models.asr.ctc import CHECKPOINT_FORMAT, VOCAB, CtcConfig, CtcNet
+
+    cfg = CtcConfig(in_dim=8, hidden=8, layers=1)
+    return {"format": CHECKPOINT_FORMAT, "vocab": list(VOCAB), "frontend": "fbank", "config": dataclasses.asdict(cfg),
+            "state_dict": CtcNet(cfg).state_dict(), "meta": {}}
+
+
+def bottleneck_file() -> dict:
+    from voxanon.models.asr.bottleneck import BottleneckConfig, BottleneckCtc, model_file
+
+    return model_file(BottleneckCtc(BottleneckConfig(12, dim=4, codebook_size=5, hidden=8, layers=1)),
+                      "whisper-tiny:3", {})
+
+
+def acoustic_net():
+    from voxanon.models.acoustic.model import AcousticConfig, AcousticNet
+
+    return AcousticNet(AcousticConfig(channels=16, dilations=(1, 2)))
+
+
+def acoustic_file() -> dict:
+    from voxanon.models.acoustic.inference import ModelSpecs, model_file
+
+    return model_file(acoustic_net(), ModelSpecs())
+
+
+def ltf_file() -> dict:
+    from voxanon.models.ltf.inference import model_file
+    from voxanon.models.ltf.model import LtfConfig, LtfNet
+
+    return model_file(LtfNet(LtfConfig(content_dim=8, codebook_size=4, code_dim=2, gru_dim=4, vocoder="v2-16k")), {})
+
+
+def training_checkpoint(path: Path, channels: int = 16) -> None:
+    """An epoch-driven run's checkpoint, written by the trainer itself, of a network ``channels`` wide."""
+    from voxanon.models.ser.compact import CompactSERNet
+    from voxanon.training.trainer import Budget, Trainer
+
+    Trainer(Budget(epochs=1), state={"model": CompactSERNet(channels=channels, n_classes=4)}, checkpoint=path).save()
+
+
+def acoustic_run_file() -> dict:
+    """A step-driven acoustic run's checkpoint (the recipe's payload and the loop's state)."""
+    from voxanon.models.acoustic.inference import ModelSpecs
+
+    net = acoustic_net()
+    return {"model": net.state_dict(), "kind": net.kind, "config": dataclasses.asdict(net.cfg),
+            "specs": dataclasses.asdict(ModelSpecs()), "speakers": ["a"],
+            "optimizer": torch.optim.Adam(net.parameters()).state_dict(), "step": 1, "seconds": 1.0,
+            "rng": np.random.default_rng(0).bit_generator.state, "torch_rng": torch.get_rng_state()}
+
+
+def onnx_dvector_wrong_shapes(path: Path) -> None:
+    """The int8 d-vector graph with its first LSTM's input weights one row longer (ONNX Runtime loads it; the
+    kernel refuses the weights only when it runs)."""
+    import onnx
+    from onnx import numpy_helper
+
+    onnx_dvector_model(path)
+    model = onnx.load(str(path))
+    init = next(i for i in model.graph.initializer if i.name.startswith("onnx::LSTM") and len(i.dims) == 3)
+    weights = numpy_helper.to_array(init)
+    init.CopyFrom(numpy_helper.from_array(np.zeros((weights.shape[0] + 1, *weights.shape[1:]), weights.dtype),
+                                          init.name))
+    onnx.save(model, str(path))
+
+
+def onnx_dvector_claiming(path: Path, **claims) -> None:
+    """The int8 d-vector graph of ``SMALL_DVECTOR`` whose metadata names the config with ``claims`` changed."""
+    from voxanon.models.speaker.dvector import CONFIG_KEY
+    from voxanon.models.speaker.dvector_net import DVectorNet
+
+    claimed = dataclasses.replace(SMALL_DVECTOR, **claims)
+    write_quantised(DVectorNet(SMALL_DVECTOR), path, per_channel=False, metadata={
+        "model_kind": "dvector", "schema_version": "1", CONFIG_KEY: json.dumps(claimed.metadata())})
+
+
 def quantizer_wrong_shapes(path: Path) -> None:
     torch.save({**quantizer_state(hidden=24), "fc.bias": torch.zeros(3)}, path)
 
 
-def asv_ssl_wrong_shapes(folder: Path, name: str) -> None:
-    path = folder / name
+def kit_wrong_shapes(path: Path) -> None:
+    """The kit's file as set up, one tensor reshaped."""
     ckpt = torch.load(path, weights_only=True)
-    state = ckpt["model"] if "model" in ckpt else ckpt
-    key = next(k for k, v in state.items() if v.ndim >= 2)
-    state[key] = torch.zeros(state[key].shape[0] + 1, *state[key].shape[1:])
-    torch.save(ckpt, path)
+    torch.save({**ckpt, "model": one_shape_changed(ckpt["model"])} if "model" in ckpt else one_shape_changed(ckpt),
+               path)
 
 
 # -- how each loader is reached ---------------------------------------------------------------------------------
@@ -226,21 +322,24 @@ def quantizer(path: Path) -> None:
 
 
 def resume(path: Path) -> None:
+    from voxanon.models.ser.compact import CompactSERNet
     from voxanon.training.trainer import Budget, Trainer
 
-    Trainer(Budget(epochs=1), state={}, checkpoint=path).resume()
+    Trainer(Budget(epochs=1), state={"model": CompactSERNet(channels=16, n_classes=4)}, checkpoint=path).resume()
 
 
 def resume_steps(path: Path) -> None:
+    """What ``voxanon train acoustic`` does first with its output folder: read the checkpoint, rebuild the net."""
+    from voxanon.training.acoustic import resumed_net
     from voxanon.training.trainer import Run
 
-    Run.start(str(path.parent), SimpleNamespace(minutes=None, epochs=1, seed=0), "cpu", 0)
+    resumed_net(Run.start(str(path.parent), SimpleNamespace(minutes=None, epochs=1, seed=0), "cpu", 0))
 
 
-def kit_checkpoint(path: Path) -> None:
-    from voxanon.models.speechbrain.weights import read_state
+def kit_ser_fold(path: Path) -> None:
+    from voxanon.models.ser.vpc2024 import Vpc2024Ser
 
-    read_state(path)
+    Vpc2024Ser(path.parent)
 
 
 def onnx_dvector(path: Path) -> None:
@@ -281,13 +380,15 @@ LOADERS = [
     Loader("dvector", privacy("dvector"), dvector_checkpoint, ecapa_checkpoint, dvector_wrong_shapes),
     Loader("vpc-asv-dvector", vpc_asv, dvector_checkpoint, ge2e_checkpoint, dvector_wrong_shapes),
     Loader("ecapa_ssl", privacy("ecapa_ssl"), lambda p: None, ecapa_checkpoint,
-           lambda p: asv_ssl_wrong_shapes(p.parent, p.name), file="asv_ssl/embedding_model.ckpt",
+           kit_wrong_shapes, file="asv_ssl/embedding_model.ckpt",
            setup=lambda tmp: write_asv_ssl(tmp / "asv_ssl")),
     Loader("ecapa_ssl-wavlm", privacy("ecapa_ssl"), lambda p: None, ecapa_checkpoint,
-           lambda p: asv_ssl_wrong_shapes(p.parent, p.name), file="asv_ssl/WavLM-Large.pt",
+           kit_wrong_shapes, file="asv_ssl/WavLM-Large.pt",
            setup=lambda tmp: write_asv_ssl(tmp / "asv_ssl")),
-    Loader("anonymize-b5", anonymize("b5", "model"), ser_checkpoint, ser_checkpoint, None),
-    Loader("anonymize-ltf", anonymize("ltf", "model"), ser_checkpoint, ser_checkpoint, None),
+    Loader("anonymize-b5", anonymize("b5", "model"), saving(acoustic_file), ser_checkpoint,
+           with_wrong_shapes(acoustic_file, "state")),
+    Loader("anonymize-ltf", anonymize("ltf", "model"), saving(ltf_file), ser_checkpoint,
+           with_wrong_shapes(ltf_file, "model")),
     Loader("anonymize-f3va-flow", anonymize("f3va", "flow"), flow_checkpoint, ser_checkpoint,
            lambda p: flow_checkpoint(p, 8, 16)),
     Loader("hifigan", python(hifigan), hifigan_checkpoint, ecapa_checkpoint,
@@ -296,15 +397,22 @@ LOADERS = [
     Loader("speaker-flow", python(flow), flow_checkpoint, ser_checkpoint, lambda p: flow_checkpoint(p, 8, 16)),
     Loader("quantizer", python(quantizer), lambda p: torch.save(quantizer_state(hidden=24), p), ecapa_checkpoint,
            quantizer_wrong_shapes),
-    Loader("resume", python(resume), ser_checkpoint, ser_checkpoint, None, file="run/last.pt"),
-    Loader("resume-steps", python(resume_steps), ser_checkpoint, None, None, file="run/checkpoint.pt"),
-    Loader("kit-checkpoint", python(kit_checkpoint), lambda p: torch.save(speechbrain_state_dict(**SMALL_SB), p),
-           ecapa_checkpoint, None),
-    Loader("ctc", python(ctc), ser_checkpoint, ser_checkpoint, None),
-    Loader("bottleneck", python(bottleneck), ser_checkpoint, ser_checkpoint, None),
-    Loader("acoustic", python(acoustic), ser_checkpoint, ser_checkpoint, None),
-    Loader("ltf", python(ltf), ser_checkpoint, ser_checkpoint, None),
-    Loader("onnx-dvector", python(onnx_dvector), onnx_dvector_model, ecapa_checkpoint, None, file="model.onnx"),
+    Loader("resume", python(resume), training_checkpoint, ser_checkpoint, lambda p: training_checkpoint(p, 8),
+           file="run/last.pt"),
+    Loader("resume-steps", python(resume_steps), saving(acoustic_run_file), ser_checkpoint,
+           with_wrong_shapes(acoustic_run_file, "model"), file="run/checkpoint.pt"),
+    Loader("kit-ser-fold-head", python(kit_ser_fold), lambda p: None, ecapa_checkpoint, kit_wrong_shapes,
+           file="fold/model.ckpt", setup=lambda tmp: write_ser_fold(tmp / "fold")),
+    Loader("kit-ser-fold-wav2vec2", python(kit_ser_fold), lambda p: None, ecapa_checkpoint, kit_wrong_shapes,
+           file="fold/wav2vec2.ckpt", setup=lambda tmp: write_ser_fold(tmp / "fold")),
+    Loader("ctc", python(ctc), saving(ctc_file), ser_checkpoint, with_wrong_shapes(ctc_file, "state_dict")),
+    Loader("bottleneck", python(bottleneck), saving(bottleneck_file), ser_checkpoint,
+           with_wrong_shapes(bottleneck_file, "state_dict")),
+    Loader("acoustic", python(acoustic), saving(acoustic_file), ser_checkpoint,
+           with_wrong_shapes(acoustic_file, "state")),
+    Loader("ltf", python(ltf), saving(ltf_file), ser_checkpoint, with_wrong_shapes(ltf_file, "model")),
+    Loader("onnx-dvector", python(onnx_dvector), onnx_dvector_model, ecapa_checkpoint, onnx_dvector_wrong_shapes,
+           file="model.onnx"),
 ]
 
 
@@ -341,9 +449,9 @@ CASES = [pytest.param(loader, kind, id=f"{loader.name}-{kind}", marks=[pytest.ma
 def test_a_bad_model_file_is_one_line_with_exit_status_4(loader: Loader, kind: str, tmp_path: Path,
                                                         one_torch_thread) -> None:
     path = tmp_path / loader.file
-    path.parent.mkdir(parents=True, exist_ok=True)
     if loader.setup is not None:
         loader.setup(tmp_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     marker = tmp_path / "marker"
     write_bad(kind, loader, path, marker)
     said, status = loader.run(tmp_path, path)
@@ -358,6 +466,19 @@ def test_a_bad_model_file_is_one_line_with_exit_status_4(loader: Loader, kind: s
         assert "refused: voxanon loads weights only" in said, said
     if kind in ("truncated", "empty", "random"):
         assert "cannot be read" in said or "cannot be loaded" in said, said
+
+
+@pytest.mark.parametrize(("claims", "reason"), [({"n_mels": 12}, "takes mel windows of shape [10, 8], but its "
+                                                                  "metadata says [10, 12]"),
+                                               ({"emb_dim": 6}, "gives embeddings of shape [12], but its metadata "
+                                                                "says [6]")])
+def test_an_onnx_dvector_whose_graph_does_not_fit_its_metadata_is_one_line(claims: dict, reason: str,
+                                                                           tmp_path: Path) -> None:
+    path = tmp_path / "model.onnx"
+    onnx_dvector_claiming(path, **claims)
+    said, status = python(onnx_dvector)(tmp_path, path)
+    assert status == EXIT_MODEL and len(said.splitlines()) == 1 and said.count(str(path)) == 1, said
+    assert reason in said, said
 
 
 def test_the_hostile_pickle_would_run_code_if_unpickled_unsafely(tmp_path: Path) -> None:

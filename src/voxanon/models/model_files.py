@@ -113,9 +113,12 @@ def require_keys(obj: object, keys: tuple[str, ...], what: str, path: str | os.P
 
 
 def onnx_reason(path: str | os.PathLike, exc: BaseException) -> str:
-    """Why ONNX Runtime could not load ``path``, without its code numbers or the path again."""
+    """Why ONNX Runtime could not load or run ``path``, without its code numbers or the path again."""
     if os.path.isfile(path) and os.path.getsize(path) == 0:
         return "empty file"
     text = str(exc)
-    detail = text.rsplit("failed:", 1)[1] if "failed:" in text else short_reason(exc)
+    if "Status Message:" in text:           # a kernel that refused its inputs: what it says, not which node
+        detail = text.rsplit("Status Message:", 1)[1]
+    else:
+        detail = text.rsplit("failed:", 1)[1] if "failed:" in text else short_reason(exc)
     return " ".join(detail.replace(os.fspath(path), "the file").split()).rstrip(".") or type(exc).__name__

@@ -162,11 +162,12 @@ def check_dims(cfg, extractor: Extractor) -> None:
 
 def resumed_net(run: Run, kind: str = "conv") -> tuple:
     """The network and specs of the run's checkpoint; RunError unless it holds a network of ``kind``."""
+    run.require(("config", "model", "specs"), "an acoustic model")
     saved = run.resumed.get("kind", "conv")
     if saved != kind:
-        raise RunError(f"{run.out}/checkpoint.pt holds a {saved} model, not a {kind} one; give another --out")
+        raise RunError(f"{run.checkpoint} holds a {saved} model, not a {kind} one; give another --out")
     net = build_net(config_from_dict(kind, run.resumed["config"]))
-    net.load_state_dict(run.resumed["model"])
+    run.load_into(net, "model")
     return net, ModelSpecs(**run.resumed["specs"])
 
 

@@ -219,6 +219,7 @@ def train_ltf(train_dirs: list[str], out_dir: str, settings: LtfSettings = LtfSe
     """Train (resuming from ``out_dir/checkpoint.pt`` when present); write ``model.pt`` + ``model.json``."""
     run = Run.start(out_dir, settings, device, threads)
     if run.resumed is not None:            # the checkpoint's settings; only the budget comes from the command
+        run.require(("model", "speaker", "config", "settings", "speakers", "melmap"), "an LTF model")
         cfg = LtfConfig.from_dict(run.resumed["config"])
         settings = dataclasses.replace(LtfSettings(**run.resumed["settings"]), minutes=settings.minutes,
                                        epochs=settings.epochs)
@@ -258,9 +259,9 @@ def train_ltf(train_dirs: list[str], out_dir: str, settings: LtfSettings = LtfSe
                            "give the same data directories or another --out")
         net, spk = LtfNet(cfg), (SpeakerPredictor(cfg.content_dim, len(speakers), grl=settings.grl)
                                  if settings.lambda_s > 0 else None)
-        net.load_state_dict(run.resumed["model"])
+        run.load_into(net, "model")
         if spk is not None:
-            spk.load_state_dict(run.resumed["speaker"])
+            run.load_into(spk, "speaker")
     else:
         net, spk = build(cfg, settings, len(speakers), train_items)
     judge = Judge(encoder, spf, mapping)

@@ -53,8 +53,8 @@ import torch
 
 from voxanon.atomic import write_text
 from voxanon.errors import ConfigError, ModelError
-from voxanon.models.checkpoint import load_checkpoint, save_atomic
-from voxanon.models.model_files import looks_like
+from voxanon.models.checkpoint import load_checkpoint, load_state_checked, save_atomic
+from voxanon.models.model_files import looks_like, require_keys, short_reason
 from voxanon.progress import Progress
 
 FORMAT = "voxanon-training/1"
@@ -315,10 +315,15 @@ class Trainer:
             raise CheckpointError(f"{self.checkpoint}: cannot resume (it was made with other data or settings); {hint}")
         try:
             for name, obj in self.state.items():
-                obj.load_state_dict(ckpt["states"][name])
+                if isinstance(obj, torch.nn.Module):      # keys and shapes checked: one line, never PyTorch's list
+                    load_state_checked(obj, ckpt["states"][name], f"{self.checkpoint}: cannot resume {name!r}",
+                                       CheckpointError, hint)
+                else:
+                    obj.load_state_dict(ckpt["states"][name])
             restore_rng(ckpt["rng"], self.rngs)
         except (KeyError, RuntimeError, ValueError, TypeError) as exc:
-            raise CheckpointError(f"{self.checkpoint}: cannot resume ({type(exc).__name__}: {exc}); {hint}") from exc
+            raise CheckpointError(f"{self.checkpoint}: cannot resume ({type(exc).__name__}: {short_reason(exc)}); "
+                                  f"{hint}") from exc
         self.epoch, self.seconds, self.best = int(ckpt["epoch"]), float(ckpt["seconds"]), ckpt["best"]
         self.history = list(ckpt["history"])
         self.resumed = True
@@ -407,7 +412,11 @@ class Trainer:
         """Step-driven: put back the loop's state from ``resumed`` (a checkpoint already read, e.g.
         :attr:`Run.resumed`; None: a fresh start)."""
         if resumed is not None:
-            self.state["optimizer"].load_state_dict(resumed["optimizer"])
+            try:
+                self.state["optimizer"].load_state_dict(resumed["optimizer"])
+            except (KeyError, ValueError, TypeError) as exc:
+                raise CheckpointError(f"{self.checkpoint}: cannot resume the optimizer ({short_reason(exc)}); "
+                                      f"{RESUME_HINT}") from exc
             self.step, self.seconds = int(resumed["step"]), float(resumed["seconds"])
             (rng,) = self.rngs.values()
             rng.bit_generator.state = resumed["rng"]
@@ -496,3 +505,21 @@ class Run:
         ckpt = out / "checkpoint.pt"
         return cls(out, device, load_checkpoint(ckpt, "training checkpoint", CheckpointError,
                                                 todo=RESUME_HINT) if ckpt.exists() else None)
+
+    @property
+    def checkpoint(self) -> Path:
+        """The checkpoint file a run resumes from and writes."""
+        return self.out / "checkpoint.pt"
+
+    def require(self, keys: tuple[str, ...], model: str) -> None:
+        """CheckpointError in one line unless :attr:`resumed` holds every one of ``keys`` and the loop's own (a
+        checkpoint of another kind; ``model`` names the kind of model the run trains)."""
+        keys = (*keys, "optimizer", "step", "seconds", "rng")      # what Trainer.save_steps adds to the payload
+        require_keys(self.resumed, keys, "training checkpoint", self.checkpoint, CheckpointError,
+                     expected=f"a training checkpoint of {model}", todo=RESUME_HINT)
+
+    def load_into(self, module: torch.nn.Module, key: str) -> None:
+        """The resumed checkpoint's state ``key`` into ``module``; CheckpointError in one line (the key and both
+        shapes) when it does not fit."""
+        load_state_checked(module, self.resumed[key], f"{self.checkpoint}: cannot resume {key!r}", CheckpointError,
+                           RESUME_HINT)

@@ -272,8 +272,29 @@ class OnnxDVector(DVectorEncoder):
         if [i.name for i in inputs] != ["mel_window"] or [o.name for o in outputs] != ["embedding"]:
             raise EncoderError(f"{path}: the graph's inputs/outputs are {[i.name for i in inputs]} -> "
                                f"{[o.name for o in outputs]}, expected ['mel_window'] -> ['embedding']")
+        takes = list(inputs[0].shape[1:])      # [window, n_mels] (the batch axis is named)
+        if takes != [cfg.window, cfg.n_mels]:
+            raise EncoderError(f"{path}: the graph takes mel windows of shape {takes}, but its metadata says "
+                               f"[{cfg.window}, {cfg.n_mels}] (window, n_mels); {HOW_TO_INSTALL}")
+        self._probe(cfg, path)
         super().__init__(cfg, f"dvector-{file_digest(path)}")
         self.path = path
+
+    def _probe(self, cfg: DVectorConfig, path: Path) -> None:
+        """Run one silent window: EncoderError in one line when the graph's weights do not fit one another (ONNX
+        Runtime checks some shapes only when it runs) or its embedding is not the metadata's size."""
+        import onnxruntime as ort
+
+        quiet = ort.RunOptions()
+        quiet.log_severity_level = 4           # the reason is in the exception; ONNX Runtime's own log says it again
+        try:
+            (out,) = self.session.run(None, {"mel_window": np.zeros((1, cfg.window, cfg.n_mels), np.float32)}, quiet)
+        except Exception as exc:  # noqa: BLE001 - weights of another shape: say which file, and how to fix it
+            raise model_file_error(EncoderError, "d-vector model", path, f"does not run ({onnx_reason(path, exc)})",
+                                   expected="the int8 ONNX d-vector", todo=HOW_TO_INSTALL) from exc
+        if out.shape != (1, cfg.emb_dim):
+            raise EncoderError(f"{path}: the graph gives embeddings of shape {list(out.shape[1:])}, but its metadata "
+                               f"says [{cfg.emb_dim}] (emb_dim); {HOW_TO_INSTALL}")
 
     def window_embeddings(self, windows: list[np.ndarray]) -> list[np.ndarray]:
         """Each utterance's windows in calls of their own (runs of at most 128 windows)."""
