@@ -110,3 +110,14 @@ def test_serve_binds_to_localhost_and_serves_the_page():
         err = proc.communicate(timeout=30)[1].decode()
     assert "<title>voxanon live</title>" in page and '"max_sessions": 8' in status
     assert f"mcadams on http://127.0.0.1:{port}/" in err
+
+
+def test_list_streaming_names_each_methods_latency_or_why_not(capsys):
+    from voxanon.anonymizers.registry import available
+
+    assert main(["list", "--streaming"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert set(lines) == set(available())
+    assert "streams: 19.9 ms algorithmic latency at 16000 Hz" in lines["mcadams"]
+    assert "offline only: WORLD's F0 trackers" in lines["world"]
+    assert "offline only:" in lines["knnvc"]

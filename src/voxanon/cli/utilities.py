@@ -26,13 +26,31 @@ installed), as ratios to the 1-job run.
 """
 
 
+def list_streaming(available: dict) -> int:
+    """One line per anonymizer: its algorithmic latency when it streams, else why it cannot."""
+    width = max(map(len, available))
+    for name, cls in available.items():
+        if not cls.streams():
+            print(f"{name:<{width}}  offline only: {cls.stream_limit}")
+            continue
+        rate = cls.sample_rate or 16000
+        session = cls().open_stream(rate, 0, "list")
+        print(f"{name:<{width}}  streams: {session.latency_ms:.1f} ms algorithmic latency at {rate} Hz "
+              "(default parameters)")
+    return 0
+
+
 def list_anonymizers(args: argparse.Namespace) -> int:
     from voxanon.anonymizers.base import describe_config
     from voxanon.anonymizers.registry import available, broken
 
+    if args.streaming:
+        return list_streaming(available())
     for name, cls in available().items():
         flags = [f"rate {cls.sample_rate} Hz" if cls.sample_rate else "any rate"]
         flags.append("needs model" if cls.needs_model else "no model")
+        if cls.streams():
+            flags.append("streams")
         if not cls.offline:
             flags.append("needs weights not available offline")
         doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
@@ -85,6 +103,9 @@ def _add_durations(p: argparse.ArgumentParser) -> None:
 
 def register(commands) -> None:
     p = commands.top.add_parser("list", help="list anonymizers with their parameters")
+    p.add_argument("--streaming", action="store_true",
+                   help="one line per anonymizer: its latency when it streams (voxanon stream, voxanon serve), "
+                        "else why it cannot")
     p.set_defaults(handler=list_anonymizers)
 
     p = commands.top.add_parser("perf", help="real-time factor and memory of anonymizers and models",
