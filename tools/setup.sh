@@ -17,10 +17,12 @@ fetch_wheel() {
 }
 
 # Debian packages: TTS voices for the offline corpus and the cascade fallback,
-# audio tools for wav.scp pipes, recorded clips, and Chromium for the report test.
+# audio tools for wav.scp pipes, recorded clips, Chromium for the report test, and PortAudio for
+# `voxanon stream` on sound devices.
 DEB_PACKAGES=(espeak-ng flite festival festvox-us-slt-hts festvox-kdlpc16k sox flac libsndfile1
              pocketsphinx-testdata alsa-utils asterisk-core-sounds-en-wav asterisk-core-sounds-es-wav
-             asterisk-core-sounds-fr-wav asterisk-core-sounds-it-wav saytime klettres-data chromium)
+             asterisk-core-sounds-fr-wav asterisk-core-sounds-it-wav saytime klettres-data chromium
+             libportaudio2)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -121,3 +121,38 @@ def test_list_streaming_names_each_methods_latency_or_why_not(capsys):
     assert "streams: 19.9 ms algorithmic latency at 16000 Hz" in lines["mcadams"]
     assert "offline only: WORLD's F0 trackers" in lines["world"]
     assert "offline only:" in lines["knnvc"]
+
+
+def _null_sound_device(tmp_path) -> dict[str, str]:
+    """An environment whose ALSA configuration has a device 'voxanon_null' (captures zeros, discards what it
+    plays), so PortAudio finds a real device on a machine without a sound card."""
+    (tmp_path / ".asoundrc").write_text("pcm.voxanon_null {\n  type null\n}\n")
+    return {**subprocess_env(), "HOME": str(tmp_path)}
+
+
+def test_stream_from_and_to_a_sound_device(tmp_path):
+    env = _null_sound_device(tmp_path)
+    listed = subprocess.run([sys.executable, "-m", "voxanon", "stream", "--devices"], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert listed.returncode == 0 and "voxanon_null" in listed.stdout, listed.stderr
+    out = tmp_path / "out.wav"
+    done = subprocess.run([sys.executable, "-m", "voxanon", "stream", "--seconds", "0.5", "device:voxanon_null",
+                           str(out)], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "end to end (capture to output)" in done.stderr
+    wav, sr = sf.read(out)
+    # the null device hands over PortAudio's buffer as it is (zeros or denormal garbage near 1e-22)
+    assert (wav.size, sr) == (SR // 2, SR) and np.isfinite(wav).all()
+    source = tmp_path / "in.wav"
+    sf.write(source, speech_like(0.3, SR, seed=1), SR)
+    played = subprocess.run([sys.executable, "-m", "voxanon", "stream", "--fast", "--quiet", str(source),
+                             "device:voxanon_null"], capture_output=True, text=True, env=env, timeout=60)
+    assert played.returncode == 0, played.stderr
+
+
+def test_an_unknown_sound_device_is_one_line_naming_the_devices(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "voxanon", "stream", "device:no-such-mic", str(tmp_path / "o.wav")],
+                          capture_output=True, text=True, env=_null_sound_device(tmp_path), timeout=60)
+    assert done.returncode == 3
+    assert done.stderr.count("\n") == 1 and "no sound device 'no-such-mic'" in done.stderr
+    assert "voxanon_null" in done.stderr

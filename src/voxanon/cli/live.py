@@ -13,9 +13,12 @@ STREAM_DESCRIPTION = """\
 Anonymize INPUT chunk by chunk with a streaming method (see `voxanon list`;
 mcadams streams) and write each chunk's output as soon as it is final.
 
-INPUT is an audio file, played in real time (--fast: as fast as it goes), or -
-for raw mono PCM on stdin (--rate, --format), taken as a live source. OUTPUT is
-a 16-bit WAV file, or - for raw PCM on stdout (--format). The pseudo-speaker is
+INPUT is an audio file, played in real time (--fast: as fast as it goes), - for
+raw mono PCM on stdin (--rate, --format), taken as a live source, or a sound
+device: `device` (the default microphone) or `device:NAME` (a name or index as
+--devices lists them), captured until Ctrl-C or for --seconds. OUTPUT is a
+16-bit WAV file, - for raw PCM on stdout (--format), or `device[:NAME]` to play
+it (headphones: a speaker feeds the microphone). The pseudo-speaker is
 the one `voxanon anonymize` draws for the same --seed and utterance id (--key;
 default: the file's name without its extension). The stream omits what needs
 the whole utterance (mcadams: the final peak normalisation). At the end it
@@ -61,14 +64,36 @@ def _chunk(args: argparse.Namespace, session) -> int:
     return max(1, round(args.chunk_ms * session.sample_rate / 1000))
 
 
+def _device_name(spec: str) -> str | None:
+    """The device named by INPUT/OUTPUT ``device`` ('' = default) or ``device:NAME``; None for a path or -."""
+    if spec == "device":
+        return ""
+    return spec.removeprefix("device:") if spec.startswith("device:") else None
+
+
 def run_stream(args: argparse.Namespace) -> int:
     from voxanon.audio.io import load_audio, resample
     from voxanon.jobs.live.session import TimedSession
     from voxanon.jobs.live.stream import PcmSink, WavSink, file_chunks, pcm_chunks, run_stream
 
+    if args.devices:
+        from voxanon.jobs.live.device import list_devices
+
+        print("\n".join(list_devices()) or "no sound devices")
+        return 0
+    if args.input is None or args.output is None:
+        raise ConfigError("voxanon stream needs INPUT and OUTPUT (or --devices to list the sound devices)")
     anonymizer = _anonymizer(args)
-    key = args.key or ("stdin" if args.input == "-" else Path(args.input).stem)
-    if args.input == "-":
+    mic, speaker = _device_name(args.input), _device_name(args.output)
+    key = args.key or ("stdin" if args.input == "-" else "device" if mic is not None else Path(args.input).stem)
+    if mic is not None:
+        from voxanon.jobs.live.device import device_chunks
+
+        if args.seconds is not None and not args.seconds > 0:
+            raise ConfigError(f"--seconds must be above 0, got {args.seconds}")
+        session = TimedSession.open(anonymizer, anonymizer.sample_rate or args.rate or 16000, args.seed, key)
+        chunks = device_chunks(mic, session.sample_rate, _chunk(args, session), args.seconds)
+    elif args.input == "-":
         if args.rate is None:
             raise ConfigError("raw PCM on stdin needs --rate (its sample rate in Hz)")
         session = TimedSession.open(anonymizer, args.rate, args.seed, key)
@@ -78,10 +103,16 @@ def run_stream(args: argparse.Namespace) -> int:
         rate = anonymizer.sample_rate or sr
         session = TimedSession.open(anonymizer, rate, args.seed, key)
         chunks = file_chunks(resample(wav, sr, rate), rate, _chunk(args, session), realtime=not args.fast)
-    sink = PcmSink(sys.stdout.buffer, args.format) if args.output == "-" else WavSink(Path(args.output),
-                                                                                       session.sample_rate)
+    if speaker is not None:
+        from voxanon.jobs.live.device import DeviceSink
+
+        sink = DeviceSink(speaker, session.sample_rate)
+    elif args.output == "-":
+        sink = PcmSink(sys.stdout.buffer, args.format)
+    else:
+        sink = WavSink(Path(args.output), session.sample_rate)
     try:
-        report = run_stream(session, chunks, sink, live=args.input == "-" or not args.fast)
+        report = run_stream(session, chunks, sink, live=args.input == "-" or mic is not None or not args.fast)
     finally:
         sink.close()
     if not args.quiet:
@@ -113,12 +144,17 @@ def register(commands) -> None:
     p.add_argument("--key", help="utterance id that names the pseudo-speaker (default: the input's stem, or stdin)")
     p.add_argument("--chunk-ms", type=float, default=20.0, help="chunk length in ms (default 20)")
     p.add_argument("--fast", action="store_true", help="process a file as fast as possible, not in real time")
-    p.add_argument("--rate", type=int, help="sample rate of raw PCM on stdin (Hz)")
+    p.add_argument("--rate", type=int, help="sample rate of raw PCM on stdin, or of a sound device (Hz; "
+                   "default for a device: the method's rate, else 16000)")
+    p.add_argument("--seconds", type=float, help="capture this long from a sound device (default: until Ctrl-C)")
+    p.add_argument("--devices", action="store_true", help="list the sound devices and exit")
     p.add_argument("--format", choices=("s16", "f32"), default="s16",
                    help="raw PCM sample format on stdin/stdout, little-endian mono (default s16)")
     p.add_argument("--quiet", action="store_true", help="no latency report")
-    p.add_argument("input", metavar="INPUT", help="audio file, or - for raw PCM on stdin")
-    p.add_argument("output", metavar="OUTPUT", help="WAV file, or - for raw PCM on stdout")
+    p.add_argument("input", metavar="INPUT", nargs="?",
+                   help="audio file, - for raw PCM on stdin, or device[:NAME] for a microphone")
+    p.add_argument("output", metavar="OUTPUT", nargs="?",
+                   help="WAV file, - for raw PCM on stdout, or device[:NAME] to play it")
     p.set_defaults(handler=run_stream)
 
     p = commands.top.add_parser("serve", help="serve a web page that anonymizes the microphone live",

@@ -91,11 +91,18 @@ def mcadams_frames(frames: np.ndarray, window: np.ndarray, alpha: float, order: 
 
     A frame whose LPC polynomial is unstable is analysed and re-synthesised with
     its stable equivalent (:func:`stabilize_poles`: the same magnitude response up
-    to a gain that cancels between the two filters); every other frame is
+    to a gain that cancels between the two filters). A frame whose signal is so far
+    below the float32 eps added for the analysis (around 1e-20: a sound card's
+    uninitialised capture buffer) that Burg's recursion overflows to NaN passes
+    through unchanged (the VPC kit returns NaN there). Every other frame is
     exactly the VPC kit's.
     """
     windowed = frames * window
-    a = burg(windowed + LPC_EPS, order)
+    with np.errstate(over="ignore", invalid="ignore"):
+        a = burg(windowed + LPC_EPS, order)
+    lost = ~np.isfinite(a).all(axis=1)
+    if lost.any():  # a frame of float32 eps plus a far smaller signal: pass it through unchanged
+        a[lost] = np.eye(1, order + 1)
     poles, unstable = stabilize_poles(poly_roots_fast(a)[0])
     if unstable.any():
         a[unstable] = poly_from_roots(poles[unstable])
