@@ -93,3 +93,5 @@ class Extraction:
     unmatched: dict[str, int]
     #: character speaker id -> a short description (who the character is, from the game)
     characters: dict[str, str]
+    #: character speaker id -> gender ("f"/"m") as the game gives it; the others are estimated from pitch
+    genders: dict[str, str] = field(default_factory=dict)

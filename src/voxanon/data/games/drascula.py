@@ -24,18 +24,19 @@ from voxanon.errors import DataError
 PACKAGE = Package("drascula", "1.0+ds4-2", "ed4af8e2d41ad446e2f3b73533daa1804e2f13f62f596c0b02b8dc39544f22b4",
                   "usr/share/scummvm/drascula/en")
 SAMPLE_RATE = 11025
-#: clip prefix -> (speaker id, who it is); in the order of their text groups in drascula.dat
+#: clip prefix -> (speaker id, who it is, gender as the game's lines give it); in the order of their text groups
+#: in drascula.dat
 CHARACTERS = {
-    "": ("drascula-john", "John Hacker, the hero"),
-    "D": ("drascula-drascula", "Count Drascula"),
-    "B": ("drascula-drunk", "the village drunk"),
-    "BJ": ("drascula-bj", "B.J. (Billie Jean)"),
-    "E": ("drascula-desiderio", "Uncle Desiderio, the drunkard in Drascula's castle"),
-    "I": ("drascula-igor", "Igor, Drascula's servant"),
-    "L": ("drascula-werewolf", "the werewolf"),
-    "P": ("drascula-pianist", "the pianist"),
-    "T": ("drascula-bartender", "the bartender"),
-    "VB": ("drascula-vonbraun", "Professor Von Braun"),
+    "": ("drascula-john", "John Hacker, the hero", "m"),
+    "D": ("drascula-drascula", "Count Drascula", "m"),
+    "B": ("drascula-drunk", "the village drunk", "m"),
+    "BJ": ("drascula-bj", "B.J. (Billie Jean)", "f"),
+    "E": ("drascula-desiderio", "Uncle Desiderio, the drunkard in Drascula's castle", "m"),
+    "I": ("drascula-igor", "Igor, Drascula's servant", "m"),
+    "L": ("drascula-werewolf", "the werewolf", "m"),
+    "P": ("drascula-pianist", "the pianist", "m"),
+    "T": ("drascula-bartender", "the bartender", "m"),
+    "VB": ("drascula-vonbraun", "Professor Von Braun", "m"),
 }
 _LANGUAGES = 6
 _CLIP = re.compile(r"([A-Z]*)(\d+)\.ALS")
@@ -141,5 +142,5 @@ def extract(cache: str | Path | None = None) -> Extraction:
         raise DataError(f"{dat}: missing from the unpacked package: unpack drascula again (tools/setup.sh)")
     clips, unmatched = match_clips(folder, text_tables(dat.read_bytes(), str(dat)))
     licence(root, PACKAGE)
-    return Extraction("drascula", PACKAGE, root, clips, unmatched,
-                      {spk: who for spk, who in CHARACTERS.values()})
+    return Extraction("drascula", PACKAGE, root, clips, unmatched, {spk: who for spk, who, _ in CHARACTERS.values()},
+                      {spk: gender for spk, _, gender in CHARACTERS.values()})

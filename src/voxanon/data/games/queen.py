@@ -11,9 +11,10 @@ other character's reply. Gesture codes (``*FL``, ``*FR``, ``*NN``) split a line 
 A dialogue clip is named ``<key><id><J|P><segment>`` (key: two characters; id: four hex digits; J: Joe,
 P: the other character). The archive does not say which key belongs to which dialogue file: each file gets the
 key whose clips best cover the clips its lines call for (:func:`assign_keys`: one file per key, Jaccard index
-at least :data:`MIN_JACCARD`, no other free key as good); clips that no dialogue file names, that two files give different lines, or whose text is
-empty, are counted and left out. Cut-scene clips (``*.CUT``) and Joe's descriptions (``JOE*.SB``) are not
-matched (their speakers and lines are kept in formats not read here) and are counted as such.
+at least :data:`MIN_JACCARD`, no other free key as good); clips that no dialogue file names, that two files give
+different lines, or whose text is empty, are counted and left out. Cut-scene clips (``*.CUT``) and Joe's
+descriptions (``JOE*.SB``) are not matched (their speakers and lines are kept in formats not read here) and are
+counted as such.
 """
 
 from __future__ import annotations
@@ -199,4 +200,4 @@ def extract(cache: str | Path | None = None) -> Extraction:
     speakers = sorted({c.speaker for c in clips})
     return Extraction("queen", PACKAGE, root, clips, unmatched,
                       {s: "Joe King, the hero" if s == JOE else f"the character of the dialogue files "
-                       f"{s.removeprefix('queen-').upper()}*.DOG" for s in speakers})
+                       f"{s.removeprefix('queen-').upper()}*.DOG" for s in speakers}, {JOE: "m"})

@@ -3,9 +3,10 @@ clips; the games' band stays 5.5 kHz), ``wav.scp``, ``utt2spk``, ``spk2utt``, ``
 ``utt2dur``, ``utt2f0`` and ``manifest.json``.
 
 Safe to rerun: every file is written atomically and WAV files already written are reused. A clip that does
-not decode is skipped and counted in the manifest, never stops the run. Gender is *estimated* from each
-character's pitch: the median over its clips of each clip's median voiced F0 (female above
-:data:`voxanon.data.debian_clips.F0_FEMALE_HZ`), as for Debian's clips.
+not decode is skipped and counted in the manifest, never stops the run. A character's gender is the game's
+where the extractor knows it; otherwise it is *estimated* from pitch: the median over its clips of each clip's
+median voiced F0 (female above :data:`voxanon.data.debian_clips.F0_FEMALE_HZ`), as for Debian's clips. The
+games' voices are acted, often high: Drascula's men have medians from 86 to 198 Hz, so pitch is a weak guide.
 """
 
 from __future__ import annotations
@@ -79,10 +80,12 @@ def write_game(extraction: Extraction, out: str | Path, *, quiet: bool = False) 
     characters = {}
     for spk, utts in data.spk2utt.items():
         median = float(np.median([f0[u] for u in utts if f0[u] > 0] or [0.0]))
-        data.spk2gender[spk] = "f" if median > F0_FEMALE_HZ else "m"
+        known = extraction.genders.get(spk)
+        data.spk2gender[spk] = known or ("f" if median > F0_FEMALE_HZ else "m")
         characters[spk] = {"who": extraction.characters.get(spk, ""), "clips": len(utts),
                            "minutes": round(sum(float(data.utt2dur[u]) for u in utts) / 60, 2),
-                           "median_f0_hz": round(median, 1), "gender": data.spk2gender[spk]}
+                           "median_f0_hz": round(median, 1), "gender": data.spk2gender[spk],
+                           "gender_from": "game" if known else "pitch"}
     write_data_dir(data, out)
     write_text(out / "utt2f0", "".join(f"{u} {f0[u]:.1f}\n" for u in data.utt2spk))
     package = extraction.package
@@ -90,8 +93,9 @@ def write_game(extraction: Extraction, out: str | Path, *, quiet: bool = False) 
         "game": extraction.game, "clips": len(data.wav_scp),
         "hours": round(sum(float(d) for d in data.utt2dur.values()) / 3600, 3),
         "sample_rate": SAMPLE_RATE, "band_hz": 11025 / 2,
-        "gender_labels": f"estimated: the median over a character's clips of each clip's median voiced F0 "
-                         f"(female above {F0_FEMALE_HZ:g} Hz)",
+        "gender_labels": f"the game's where known (gender_from: game), else estimated from pitch (gender_from: "
+                         f"pitch): the median over a character's clips of each clip's median voiced F0 (female "
+                         f"above {F0_FEMALE_HZ:g} Hz)",
         "characters": characters,
         "unmatched": dict(sorted(extraction.unmatched.items())),
         "skipped_undecodable": skipped,
