@@ -3,6 +3,7 @@ it), clips matched to lines, and the fault paths."""
 
 from __future__ import annotations
 
+import json
 import struct
 
 import numpy as np
@@ -95,3 +96,44 @@ def test_the_real_package_gives_742_clips_of_ten_characters():
     assert "drascula-werewolf-019" not in by_utt          # its line is empty and the package has no L19.ALS
     wav, sr = by_utt["drascula-john-001"].read()
     assert sr == 11025 and 1.0 < len(wav) / sr < 6.0 and np.abs(wav).max() > 0.1
+
+
+def test_the_command_writes_a_data_directory_and_reruns_the_same(tmp_path, capsys):
+    from voxanon.cli import main
+
+    root = tmp_path / "cache" / drascula.PACKAGE.folder
+    folder = root / drascula.PACKAGE.data_path
+    folder.mkdir(parents=True)
+    (root / "SOURCE").write_text(f"drascula {drascula.PACKAGE.version} {drascula.PACKAGE.sha256}\n")
+    (root / "usr/share/doc/drascula").mkdir(parents=True)
+    (root / "usr/share/doc/drascula/copyright").write_text("Alcachofa Soft freeware licence\n")
+    (folder / "drascula.dat").write_bytes(_dat(_tables()))
+    tone = (128 + 60 * np.sin(2 * np.pi * 120 * np.arange(11025) / 11025)).astype(np.uint8).tobytes()
+    for name in ("1.ALS", "2.ALS", "BJ2.ALS", "VB3.ALS"):
+        (folder / name).write_bytes(tone)
+    (folder / "D1.ALS").write_bytes(b"")                                   # does not decode: skipped, counted
+    out = tmp_path / "out"
+    assert main(["data", "games", str(out), "--game", "drascula", "--cache", str(tmp_path / "cache"), "--quiet"]) == 0
+    manifest = json.loads((out / "drascula/manifest.json").read_text())
+    assert manifest["clips"] == 4 and manifest["skipped_undecodable"] == {"D1.ALS": f"{folder / 'D1.ALS'}: empty clip"}
+    assert manifest["package"]["copyright"] == "Alcachofa Soft freeware licence\n"
+    assert manifest["characters"]["drascula-bj"]["gender"] == "f"
+    assert (out / "drascula/spk2gender").read_text() == "drascula-bj f\ndrascula-john m\ndrascula-vonbraun m\n"
+    assert (out / "drascula/text").read_text().splitlines()[1] == "drascula-john-001 LINE ONE OF TABLE ZERO"
+    before = {p.name: p.read_text() for p in (out / "drascula").iterdir() if p.is_file()}
+    assert main(["data", "games", str(out), "--game", "drascula", "--cache", str(tmp_path / "cache"), "--quiet"]) == 0
+    assert {p.name: p.read_text() for p in (out / "drascula").iterdir() if p.is_file()} == before
+    assert main(["data", "games", str(out), "--game", "drascula", "--cache", str(tmp_path), "--quiet"]) == 3
+    assert "run tools/setup.sh" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_whole_real_game_is_written(tmp_path):
+    from voxanon.data.games.write import write_game
+
+    _real_root()
+    manifest = write_game(drascula.extract(), tmp_path / "drascula", quiet=True)
+    assert manifest["clips"] == 742 and manifest["skipped_undecodable"] == {}
+    assert manifest["hours"] == pytest.approx(0.774, abs=0.002)
+    assert manifest["characters"]["drascula-john"]["clips"] == 446
+    assert "Alcachofa Soft" in manifest["package"]["copyright"]
