@@ -46,7 +46,8 @@ def _dialogue() -> bytes:
 def _members(clip: bytes = None) -> dict[str, bytes]:
     clip = clip or _wav()
     return {"ANNA1.DOG": _dialogue(), "070005J1.SB": clip, "070005P1.SB": clip, "070005P2.SB": _wav(0.3),
-            "07001EJ1.SB": clip, "07001EP1.SB": clip, "070009J1.SB": clip, "C11A_011.SB": clip, "JOE00011.SB": clip}
+            "07001EJ1.SB": clip, "07001EP1.SB": clip, "070009J1.SB": clip,
+            "C11A.CUT": b"AmBk", "C11A_011.SB": clip, "JOE00011.SB": clip, "03SSSSJ1.SB": clip}
 
 
 def test_segments_split_at_gesture_codes():
@@ -62,7 +63,7 @@ def test_dialogue_clips_get_their_lines_and_the_rest_is_counted(tmp_path):
         ("queen-anna-07001ep1", "queen-anna", "NO"), ("queen-joe-070005j1", "queen-joe", "HELLO THERE"),
         ("queen-joe-07001ej1", "queen-joe", "ARE YOU TWENTY ONE")]
     assert unmatched == {"dialogue clip no dialogue file's lines name": 1,                # 070009J1: no line 9
-                         "cut-scene clip: its speaker is not read": 1,
+                         "cut-scene clip: its speaker is not read": 1, "other clip: no text file names it": 1,
                          "Joe's descriptions (JOE*.SB): their lines are not read": 1}
 
 

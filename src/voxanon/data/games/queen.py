@@ -14,7 +14,8 @@ key whose clips best cover the clips its lines call for (:func:`assign_keys`: on
 at least :data:`MIN_JACCARD`, no other free key as good); clips that no dialogue file names, that two files give
 different lines, or whose text is empty, are counted and left out. Cut-scene clips (``*.CUT``) and Joe's
 descriptions (``JOE*.SB``) are not matched (their speakers and lines are kept in formats not read here) and are
-counted as such.
+counted as such; so are the other clips (dialogue openings ``..SSSS..``, ``..XXXX..`` and the like), whose
+lines no file read here names.
 """
 
 from __future__ import annotations
@@ -144,12 +145,16 @@ def _reader(path: Path, offset: int, size: int, name: str):
     return read
 
 
-def _unmatched_reason(name: str) -> str:
+def _unmatched_reason(name: str, cut_scenes: set[str]) -> str:
+    """Why the clip ``name`` has no line: a cut-scene clip is named after its ``.CUT`` file (padded with ``_`` to
+    five characters), then a two-digit line and a segment digit."""
     if name.startswith("JOE"):
         return "Joe's descriptions (JOE*.SB): their lines are not read"
     if _DIALOGUE_CLIP.fullmatch(name[:-3]):
         return "dialogue clip no dialogue file's lines name"
-    return "cut-scene clip: its speaker is not read"
+    if name[:-6].rstrip("_") in cut_scenes:
+        return "cut-scene clip: its speaker is not read"
+    return "other clip: no text file names it"
 
 
 def match_clips(path: Path, data: bytes) -> tuple[list[GameClip], dict[str, int]]:
@@ -173,11 +178,12 @@ def match_clips(path: Path, data: bytes) -> tuple[list[GameClip], dict[str, int]
             if clip in members and lines.setdefault(clip, (speaker, text)) != (speaker, text):
                 conflicts.add(clip)
     clips, unmatched = [], defaultdict(int)
+    cut_scenes = {n[:-4] for n in members if n.endswith(".CUT")}
     for name in sorted(n for n in members if n.endswith(".SB")):
         if name in conflicts:
             unmatched["two dialogue files give different lines"] += 1
         elif name not in lines:
-            unmatched[_unmatched_reason(name)] += 1
+            unmatched[_unmatched_reason(name, cut_scenes)] += 1
         elif not vpc_text(lines[name][1]):
             unmatched["empty line"] += 1
         else:
