@@ -122,3 +122,8 @@ def test_the_real_archive_matches_thousands_of_dialogue_clips():
     assert by_utt["queen-joe-02001ej1"].text == "I'VE HEARD THAT YOU'RE A PRETTY FAST RUNNER"
     wav, sr = by_utt["queen-joe-02001ej1"].read()
     assert sr == 11025 and 1.0 < len(wav) / sr < 6.0
+
+
+def test_characters_are_named_after_their_dialogue_files():
+    assert queen.character("BOB3.DOG") == "queen-bob" and queen.character("TALLPYG.DOG") == "queen-tallpyg"
+    assert queen.character("MAN1.DOG") == "queen-man1" and queen.character("MAN2.DOG") == "queen-man2"
