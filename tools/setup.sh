@@ -136,7 +136,8 @@ for entry in "${GAME_DEBS[@]}"; do
     echo "setup: fetching $pkg $version into $dest"
     tmp=$(mktemp -d)
     (cd "$tmp" && apt-get download -qq "$pkg=$version" 2>/dev/null) \
-      || { apt-get update -qq 2>/dev/null || true; (cd "$tmp" && apt-get download -qq "$pkg=$version"); }
+      || { if [ "$(id -u)" -eq 0 ]; then apt-get update -qq; else sudo apt-get update -qq; fi
+           (cd "$tmp" && apt-get download -qq "$pkg=$version"); }
     deb=$(ls "$tmp"/*.deb)
     echo "$sha  $deb" | sha256sum -c --quiet \
       || { echo "setup: $(basename "$deb") does not match its pinned sha256" >&2; exit 1; }
