@@ -125,6 +125,29 @@ if ! echo "$WHISPER_BASE_SHA256  $WHISPER_BASE_DIR/model.bin" | sha256sum -c --q
   mkdir -p "$(dirname "$WHISPER_BASE_DIR")" && rm -rf "$WHISPER_BASE_DIR" && mv "$tmp/model" "$WHISPER_BASE_DIR"
   rm -rf "$tmp"
 fi
+# Real transcribed speech: the freeware adventure games Flight of the Amazon Queen and Drascula (Debian main),
+# fetched with apt-get download (never installed: they pull scummvm), pinned by version and sha256, and unpacked
+# with dpkg-deb where voxanon.data.games looks for them; a SOURCE line marks each finished unpack
+GAMES_DIR="${VOXANON_GAMES_DIR:-$HOME/.cache/voxanon/games}"
+GAME_DEBS=("flight-of-the-amazon-queen 1.0.0-9 40c08fd258d6fe95c46c1eaf5e9137f84ba330657995a281bd887c94a560a0f1"
+           "drascula 1.0+ds4-2 ed4af8e2d41ad446e2f3b73533daa1804e2f13f62f596c0b02b8dc39544f22b4")
+for entry in "${GAME_DEBS[@]}"; do
+  read -r pkg version sha <<< "$entry"
+  dest="$GAMES_DIR/${pkg}_$version"
+  if [ "$(cat "$dest/SOURCE" 2>/dev/null)" != "$pkg $version $sha" ]; then
+    echo "setup: fetching $pkg $version into $dest"
+    tmp=$(mktemp -d)
+    (cd "$tmp" && apt-get download -qq "$pkg=$version" 2>/dev/null) \
+      || { if [ "$(id -u)" -eq 0 ]; then apt-get update -qq; else sudo apt-get update -qq; fi
+           (cd "$tmp" && apt-get download -qq "$pkg=$version"); }
+    deb=$(ls "$tmp"/*.deb)
+    echo "$sha  $deb" | sha256sum -c --quiet \
+      || { echo "setup: $(basename "$deb") does not match its pinned sha256" >&2; exit 1; }
+    rm -rf "$dest.new" && mkdir -p "$dest.new" && dpkg-deb -x "$deb" "$dest.new"
+    echo "$pkg $version $sha" > "$dest.new/SOURCE"
+    rm -rf "$dest" "$tmp" && mv "$dest.new" "$dest"
+  fi
+done
 # pyenv puts console scripts on PATH through shims that `python3 -m pip` does not refresh
 if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
 echo "setup: done ($(python3 -m voxanon --version))"

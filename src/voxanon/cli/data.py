@@ -1,5 +1,6 @@
 """``voxanon data``: prepare data sets: the offline corpus (``synth``), SECA's PII test set (``pii``), VPC data
-from local LibriSpeech and IEMOCAP releases, and the pseudo-speaker pool (``speaker-pool``)."""
+from local LibriSpeech and IEMOCAP releases, the freeware adventure games' speech (``games``), and the
+pseudo-speaker pool (``speaker-pool``)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,26 @@ def run_iemocap(args: argparse.Namespace) -> int:
     report = prepare_iemocap(args.root, args.out, dev_gender=args.dev_gender)
     print(report.summary())
     print(f"data directories: {args.out}/{layout.IEMOCAP_ALL}, {layout.IEMOCAP_DEV}, {layout.IEMOCAP_TEST}")
+    return 0
+
+
+def run_games(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from voxanon.data.games import GAMES
+    from voxanon.data.games.write import write_game
+
+    for name in args.game or sorted(GAMES):
+        manifest = write_game(GAMES[name].extract(args.cache), Path(args.out) / name, quiet=args.quiet)
+        if args.speaker_check:
+            from voxanon.jobs.corpus.games_speakers import check_game_speakers
+
+            check_game_speakers(Path(args.out) / name, encoder=args.encoder, test_fraction=args.test_fraction,
+                                seed=args.seed, quiet=args.quiet)
+        if not args.quiet:
+            print(f"{name}: {manifest['clips']} clips, {manifest['hours']:.2f} h, {len(manifest['characters'])} "
+                  f"characters, {sum(manifest['unmatched'].values())} clips unmatched, "
+                  f"{len(manifest['skipped_undecodable'])} undecodable -> {Path(args.out) / name}")
     return 0
 
 
@@ -146,6 +167,25 @@ def register(commands) -> None:
     p.add_argument("--dev-gender", choices=("f", "m"), default="f",
                    help="which speaker of each session goes to the development set (default: f)")
     p.set_defaults(handler=run_iemocap)
+
+    p = sets.add_parser("games", help="real transcribed speech of the freeware games Flight of the Amazon Queen and "
+                                      "Drascula (the Debian packages tools/setup.sh unpacks): a Kaldi directory "
+                                      "per game under OUT, speakers by character")
+    p.add_argument("out", help="output folder (OUT/queen, OUT/drascula)")
+    p.add_argument("--game", action="append", choices=("drascula", "queen"),
+                   help="only this game (repeatable; default both)")
+    p.add_argument("--cache", default=None,
+                   help="where set-up unpacked the packages (default $VOXANON_GAMES_DIR or ~/.cache/voxanon/games)")
+    p.add_argument("--speaker-check", action="store_true",
+                   help="afterwards embed each character's clips (a speaker encoder), record in the manifest "
+                        "which characters may share an actor, and write train/test subsets that keep each such "
+                        "group on one side")
+    p.add_argument("--encoder", default="ge2e", help="speaker encoder for --speaker-check (default ge2e)")
+    p.add_argument("--test-fraction", type=Range(0, 1, lo_open=True, hi_open=True).option(float), default=0.2,
+                   help="share of the clips the test subset aims at (default 0.2)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the order actor groups are drawn for test")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(handler=run_games)
 
     p = sets.add_parser("speaker-pool", help="embed the speakers of data directories into a pseudo-speaker "
                                              "pool (.npz)")
