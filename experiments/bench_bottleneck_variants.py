@@ -150,13 +150,13 @@ def main() -> None:
             settings = training.BottleneckSettings(epochs=args.epochs, decay_epochs=args.epochs, warmup_epochs=3,
                                                    lr=3e-3, seed=seed, clean_copy=name == "clean")
             with variant(name), mock.patch.object(training, "Extractor", lambda specs, cache, _seed: extractor):
-                summary = training.train_bottleneck(args.data_dirs, str(run), content=args.content,
-                                                    cfg=BottleneckConfig(0, targets="phones"), settings=settings,
-                                                    threads=args.threads, quiet=True,
-                                                    command=f"{shlex.join(['python', *sys.argv])}  # run {run.name}")
-                net = load_recogniser(run / "model.pt")[0].float()
-            row = {"variant": name, "seed": seed, "valid_fer": summary["best_val_fer"],
-                   "train_seconds": summary["train_seconds"],
+                result = training.train_bottleneck(args.data_dirs, str(run), settings, content=args.content,
+                                                   cfg=BottleneckConfig(0, targets="phones"), threads=args.threads,
+                                                   quiet=True,
+                                                   command=f"{shlex.join(['python', *sys.argv])}  # run {run.name}")
+                net = load_recogniser(result.model)[0].float()
+            row = {"variant": name, "seed": seed, "valid_fer": result.best,
+                   "train_seconds": result.summary["train_seconds"],
                    **{f"real_fer_filter{w}": frame_error(net, real, w) for w in SMOOTHING}}
             results.append(row)
             print(json.dumps(row), flush=True)

@@ -78,12 +78,12 @@ def main() -> None:
     logmel = LogMel(SR)
     feats = []
     t_feat = timed(lambda: feats.extend(logmel([w])[0][0].half() for w in wavs))
-    targets = [i % 4 for i in range(len(feats))]
+    data = [(f, i % 4) for i, f in enumerate(feats)]
     with tempfile.TemporaryDirectory() as tmp:
         # steady-state epoch time: (3 epochs - 1 epoch) / 2, after a warm-up run
-        train_ser(feats, targets, Path(tmp) / "warm.pt", CompactSerSettings(epochs=1), quiet=True)
-        one = timed(lambda: train_ser(feats, targets, Path(tmp) / "a.pt", CompactSerSettings(epochs=1), quiet=True))
-        three = timed(lambda: train_ser(feats, targets, Path(tmp) / "b.pt", CompactSerSettings(epochs=3), quiet=True))
+        train_ser(data, Path(tmp) / "warm", CompactSerSettings(epochs=1), quiet=True)
+        one = timed(lambda: train_ser(data, Path(tmp) / "a", CompactSerSettings(epochs=1), quiet=True))
+        three = timed(lambda: train_ser(data, Path(tmp) / "b", CompactSerSettings(epochs=3), quiet=True))
         t_epoch = ((three[0] - one[0]) / 2, (three[1] - one[1]) / 2)
         if args.w2v2_utts:
             ref = wav2vec2_base_ser(Path(tmp) / "w2v2")

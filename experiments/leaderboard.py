@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from voxanon.errors import DataError
+from voxanon.evaluation.privacy import privacy_result
 from voxanon.jobs.benchmark.records import (
     BenchmarkResults,
     SummaryRow,
@@ -77,7 +78,7 @@ def board_rows(results: BenchmarkResults) -> dict[str, BoardRow]:
     out = {}
     for row in summarize(results).rows:
         attacker = row.values.get("attacker")
-        p = results.systems[row.system].privacy(attacker, split) if attacker else None
+        p = privacy_result(results.systems[row.system], attacker, split) if attacker else None
         ci = {g: (m.eer_ci.low, m.eer_ci.high) for g, m in sorted(p.by_gender.items())} if p else {}
         out[row.system] = BoardRow(row, ci)
     return out

@@ -97,17 +97,20 @@ def test_tiny_overfit_on_real_speech_lowers_the_loss_and_decodes_a_training_utte
     torch.set_num_threads(1)
     data = _librivox_dir(tmp_path / "train")
     out = tmp_path / "model"
-    summary = train_ctc(data, out, TINY, cache_dir=tmp_path / "cache", quiet=True)
-    losses = [h["loss"] for h in summary["history"]]
+    result = train_ctc(data, out, TINY, cache_dir=tmp_path / "cache", quiet=True)
+    summary = result.summary
+    losses = [h["loss"] for h in result.history]
     assert summary["epochs_run"] == 60 and summary["train_utterances"] == 3
     assert losses[-1] < 0.3 * losses[0], losses[::10]
-    asr = load_asr(f"ctc:{out / 'model.pt'}")
+    assert result.model == out / "model.pt" and [json.loads(ln) for ln in result.log.read_text().splitlines()] == \
+        result.history == summary["history"]
+    asr = load_asr(f"ctc:{result.model}")
     d = read_data_dir(data)
     hyps = asr.transcribe([sf.read(d.wav_scp[u], dtype="float32")[0] for u in d.utts], 16000)
     # chance (an empty or random string) is 100 % CER; the overfit model spells its training sentences
     assert wer(d.text, dict(zip(d.utts, hyps))).cer < 50.0, hyps
     # a rerun reuses the finished model; the features were cached by audio content
-    assert train_ctc(data, out, TINY, cache_dir=tmp_path / "cache", quiet=True) == summary
+    assert train_ctc(data, out, TINY, cache_dir=tmp_path / "cache", quiet=True) == result
     assert len(list((tmp_path / "cache").rglob("*.npy"))) == 3
 
 

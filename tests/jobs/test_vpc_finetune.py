@@ -29,10 +29,13 @@ def test_the_kit_recipe_on_the_kit_tree(tmp_path, tree):
     layout = find_kit_layout(data, "2026", SUFFIX)
     res = finetune_kit_asv(layout, f"ecapa_ssl:{exp / 'asv_ssl'}", tmp_path / "ft", EcapaSslSettings(batch_size=8),
                            quiet=True)
-    speakers = 4
-    assert res["speakers"] == speakers and res["epoch"] == 2 and res["val_chunks"] == speakers
-    assert res["train_chunks"] == speakers * (TRAIN_UTTS - 1) and res["steps_per_epoch"] == res["train_chunks"] // 8
-    best = read_ecapa_state(tmp_path / "ft" / f"CKPT+{res['best_epoch']}" / "embedding_model.ckpt")
+    speakers, summary = 4, res.summary
+    assert summary["speakers"] == speakers and summary["epoch"] == 2 and summary["val_chunks"] == speakers
+    assert summary["train_chunks"] == speakers * (TRAIN_UTTS - 1)
+    assert summary["steps_per_epoch"] == summary["train_chunks"] // 8
+    assert res.model == tmp_path / "ft" / f"CKPT+{summary['best_epoch']}" / "embedding_model.ckpt"
+    assert res.best == summary["best_val_loss"] and res.log == tmp_path / "ft" / "train_log.txt"
+    best = read_ecapa_state(res.model)
     enc = load_encoder(f"ecapa_ssl:{tmp_path / 'ft'}")
     assert all(torch.equal(enc.model.ecapa.state_dict()[k], v) for k, v in best.items())
 

@@ -1,5 +1,7 @@
 """The ECAPA attacker recipe on generated multi-speaker audio: learns, resumes, rejects bad input."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -30,12 +32,14 @@ def _cfg(epochs):
 def test_training_learns_and_resumes(tmp_path):
     data = make_corpus(tmp_path / "data")
     first = train_attacker(data, tmp_path / "out", _cfg(2), quiet=True)
-    assert [h["epoch"] for h in first["history"]] == [1, 2]
+    assert [h["epoch"] for h in first.history] == [1, 2]
     resumed = train_attacker(data, tmp_path / "out", _cfg(6), quiet=True)
-    assert [h["epoch"] for h in resumed["history"]] == list(range(1, 7))
-    assert resumed["history"][:2] == first["history"]
-    assert resumed["best_eer"] < 25.0, resumed["history"]  # chance is 50 %
-    enc = load_encoder(f"ecapa:{tmp_path / 'out' / 'best.pt'}")
+    assert [h["epoch"] for h in resumed.history] == list(range(1, 7))
+    assert resumed.history[:2] == first.history
+    assert resumed.best < 25.0, resumed.history  # chance is 50 %
+    assert [json.loads(ln) for ln in resumed.log.read_text().splitlines()] == resumed.history
+    assert resumed.model == tmp_path / "out" / "best.pt"
+    enc = load_encoder(f"ecapa:{resumed.model}")
     assert enc.dim == 32 and enc.embed([speech_like(0.5)], 16000).shape == (1, 32)
 
 
@@ -45,7 +49,7 @@ def test_resume_is_exact(tmp_path):
     straight = train_attacker(data, tmp_path / "a", cfg, quiet=True)
     train_attacker(data, tmp_path / "b", AsvSettings(**{**cfg.__dict__, "epochs": 1}), quiet=True)
     resumed = train_attacker(data, tmp_path / "b", cfg, quiet=True)
-    assert resumed["history"] == straight["history"]
+    assert resumed.history == straight.history and resumed.final == straight.final
     a = torch.load(tmp_path / "a" / "last.pt", weights_only=True)["states"]["model"]
     b = torch.load(tmp_path / "b" / "last.pt", weights_only=True)["states"]["model"]
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -55,7 +59,7 @@ def test_short_utterances_tiled_and_reported(tmp_path, capsys):
     data = make_corpus(tmp_path / "data", n_spk=2, n_utt=4, dur=0.3)
     cfg = AsvSettings(model=TINY_ECAPA, epochs=1, batch_size=8, chunk_seconds=0.5, val_fraction=0.5)
     res = train_attacker(data, tmp_path / "o", cfg)
-    assert len(res["short_utts_tiled"]) == 4
+    assert len(res.summary["short_utts_tiled"]) == 4
     assert "shorter than 0.5 s are tiled" in capsys.readouterr().out
 
 

@@ -49,20 +49,20 @@ def corpus(tmp_path_factory):
 def test_loss_falls_and_the_result_loads_as_the_kits_layout(tmp_path, pretrained, corpus):
     res = train_ecapa_ssl(corpus, tmp_path / "ft", EcapaSslSettings(epochs=8, **SMALL), pretrained=pretrained,
                           quiet=True)
-    hist = res["history"]
+    hist, summary = res.history, res.summary
     assert [h["epoch"] for h in hist] == list(range(1, 9))
-    assert res["train_chunks"] == 40 and res["val_chunks"] == 8 and res["steps_per_epoch"] == 5
+    assert summary["train_chunks"] == 40 and summary["val_chunks"] == 8 and summary["steps_per_epoch"] == 5
     assert hist[-1]["loss"] < 0.7 * hist[0]["loss"], hist                      # about 11 -> 4
     # 8 chunks: noisy; four epochs barely moved it on one machine (6.8 -> 6.7), eight take it to about half
-    assert res["best_epoch"] > 1 and res["best_val_loss"] < 0.8 * hist[0]["val_loss"], hist
+    assert summary["best_epoch"] > 1 and res.best < 0.8 * hist[0]["val_loss"], hist
     # the kit's layout: CKPT+<epoch>/{embedding_model.ckpt, WavLM-Large.pt}, train_log.txt read by the kit's selection
     for h in hist:
         assert (tmp_path / "ft" / f"CKPT+{h['epoch']}" / "WavLM-Large.pt").read_bytes() == \
             (pretrained / "WavLM-Large.pt").read_bytes()
-    lines = (tmp_path / "ft" / "train_log.txt").read_text().splitlines()
+    lines = res.log.read_text().splitlines()
     assert len(lines) == 8 and lines[0].startswith("epoch: 1, lr: ") and "valid loss: " in lines[0]
-    best = tmp_path / "ft" / f"CKPT+{res['best_epoch']}"
-    assert res["best_val_loss"] == min(h["val_loss"] for h in hist)
+    best = tmp_path / "ft" / f"CKPT+{summary['best_epoch']}"
+    assert res.best == summary["best_val_loss"] == min(h["val_loss"] for h in hist) and res.model.parent == best
     assert best_checkpoint_folder(tmp_path / "ft") == str(best)
     # trained: the ECAPA moved away from the pretrained one; WavLM frozen (the file is the pretrained one)
     start = read_ecapa_state(pretrained / "embedding_model.ckpt")
@@ -98,8 +98,8 @@ def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path, pretrained, co
     monkeypatch.setattr(KitBatches, "chunk_count", lambda self, utt: pytest.fail("counted again"))
     resumed = train_ecapa_ssl(corpus, tmp_path / "b", cfg, pretrained=pretrained, quiet=True)   # the saved counts serve
     monkeypatch.setattr(KitBatches, "chunk_count", counted)
-    assert [h["epoch"] for h in resumed["history"]] == [1, 2]
-    assert resumed["history"] == straight["history"]
+    assert [h["epoch"] for h in resumed.history] == [1, 2]
+    assert resumed.history == straight.history
     a = read_ecapa_state(tmp_path / "a" / "CKPT+2" / "embedding_model.ckpt")
     b = read_ecapa_state(tmp_path / "b" / "CKPT+2" / "embedding_model.ckpt")
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -111,7 +111,7 @@ def test_keeping_in_memory_changes_only_the_speed(tmp_path, pretrained, corpus):
                            quiet=True)
     streamed = train_ecapa_ssl(corpus, tmp_path / "streamed", EcapaSslSettings(epochs=2, cache_gb=0, **SMALL),
                                pretrained=pretrained, quiet=True)
-    for a, b in zip(kept["history"], streamed["history"]):
+    for a, b in zip(kept.history, streamed.history):
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-4)
         assert a["val_loss"] == pytest.approx(b["val_loss"], rel=1e-4)
 

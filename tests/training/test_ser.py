@@ -1,9 +1,12 @@
 """The compact SER recipe: an interrupted training resumes to the same model."""
 
+import json
+
 import pytest
 import torch
 
 from voxanon.audio.synthetic import speech_like
+from voxanon.models.ser.compact import CompactSER
 from voxanon.models.ser.features import LogMel
 from voxanon.training import trainer
 from voxanon.training.ser import CompactSerSettings, train_ser
@@ -13,10 +16,11 @@ SR = 16000
 
 def test_resume_gives_the_same_model(tmp_path, monkeypatch):
     logmel = LogMel(SR)
-    feats = [logmel([speech_like(0.5, SR, f0=100 + 40 * (i % 4), seed=i)])[0][0].half() for i in range(12)]
-    targets = [i % 4 for i in range(12)]
+    data = [(logmel([speech_like(0.5, SR, f0=100 + 40 * (i % 4), seed=i)])[0][0].half(), i % 4) for i in range(12)]
     settings = CompactSerSettings(epochs=3, batch_size=4, channels=16, crop_frames=40)
-    full = train_ser(feats, targets, tmp_path / "a.pt", settings, quiet=True)
+    full = train_ser(data, tmp_path / "a", settings, quiet=True)
+    assert full.model == tmp_path / "a" / "ser.pt" and full.metric is None
+    assert [json.loads(ln) for ln in full.log.read_text().splitlines()] == full.history
 
     real_save, calls = trainer.save_atomic, []
 
@@ -28,11 +32,12 @@ def test_resume_gives_the_same_model(tmp_path, monkeypatch):
 
     monkeypatch.setattr(trainer, "save_atomic", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        train_ser(feats, targets, tmp_path / "b.pt", settings, quiet=True)
-    assert not (tmp_path / "b.pt").exists() and (tmp_path / "b.pt.partial").exists()
+        train_ser(data, tmp_path / "b", settings, quiet=True)
+    assert not (tmp_path / "b" / "ser.pt").exists() and (tmp_path / "b" / "checkpoint.pt").exists()
     monkeypatch.setattr(trainer, "save_atomic", real_save)
-    resumed = train_ser(feats, targets, tmp_path / "b.pt", settings, quiet=True)
-    assert not (tmp_path / "b.pt.partial").exists()
-    assert resumed.meta["losses"] == full.meta["losses"]
-    for key, value in full.net.state_dict().items():
-        assert torch.equal(value, resumed.net.state_dict()[key]), key
+    resumed = train_ser(data, tmp_path / "b", settings, quiet=True)
+    assert not (tmp_path / "b" / "checkpoint.pt").exists()
+    assert resumed.summary["losses"] == full.summary["losses"] and resumed.history == full.history
+    a, b = CompactSER.load(full.model), CompactSER.load(resumed.model)
+    for key, value in a.net.state_dict().items():
+        assert torch.equal(value, b.net.state_dict()[key]), key

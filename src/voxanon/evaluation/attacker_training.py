@@ -18,15 +18,16 @@ from voxanon.evaluation.dev_selection import as_data_dir, dev_eer
 from voxanon.evaluation.embeddings import vpc_normalize
 from voxanon.training.asv import AsvSettings, train_asv
 from voxanon.training.finetune import FinetuneSettings, train_finetune
+from voxanon.training.trainer import TrainResult
 
 
-def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: AsvSettings | None = None, *,
-                   dev: tuple | None = None, device: str = "cpu", quiet: bool = False) -> dict:
-    """Train (or resume) the attacker ECAPA on ``data`` (:func:`~voxanon.training.asv.train_asv`; ``cfg``: the
-    small one).
+def train_attacker(data: DataDir, out: str | os.PathLike, settings: AsvSettings | None = None, *,
+                   dev: tuple | None = None, device: str = "cpu", quiet: bool = False) -> TrainResult:
+    """Train (or resume) the attacker ECAPA on ``data`` into ``out`` (:func:`~voxanon.training.asv.train_asv`;
+    ``settings``: the small one).
 
     ``dev`` = (enrollment dir, [trial dirs]): the epoch's validation EER is then the mean per-gender EER on those
-    dev trials, else on the held-out training utterances. Returns the training summary.
+    dev trials, else on the held-out training utterances.
     """
     from voxanon.models.speaker.ecapa import EcapaEncoder
 
@@ -34,7 +35,7 @@ def train_attacker(data: DataDir, out_dir: str | os.PathLike, cfg: AsvSettings |
     if dev is not None:
         def validate(model, epoch: int) -> float:
             return dev_eer(EcapaEncoder(model, name=f"training-epoch-{epoch}", device=device), *dev)
-    return train_asv(data, out_dir, cfg or AsvSettings(), preprocess=vpc_normalize, validate=validate,
+    return train_asv(data, out, settings or AsvSettings(), preprocess=vpc_normalize, validate=validate,
                      device=device, quiet=quiet)
 
 
@@ -45,10 +46,10 @@ def train_ecapa(train_dir, dev_enroll, dev_trials: list, settings: AsvSettings, 
     Returns ``OUT/best.pt`` (usable as ``ecapa:OUT/best.pt``) and the training log
     (per epoch: ``epoch``, ``loss``, ``val_eer`` on dev, ``lr``).
     """
-    summary = train_attacker(as_data_dir(train_dir), out_dir, replace(settings, seed=seed),
-                             dev=(as_data_dir(dev_enroll), [as_data_dir(t) for t in dev_trials]),
-                             device=device, quiet=quiet)
-    return Path(out_dir) / "best.pt", summary["history"]
+    result = train_attacker(as_data_dir(train_dir), out_dir, replace(settings, seed=seed),
+                            dev=(as_data_dir(dev_enroll), [as_data_dir(t) for t in dev_trials]),
+                            device=device, quiet=quiet)
+    return result.model, result.history
 
 
 def train_finetuned(encoder: str, train_dir, dev_enroll, dev_trials: list, settings: FinetuneSettings,
@@ -61,6 +62,7 @@ def train_finetuned(encoder: str, train_dir, dev_enroll, dev_trials: list, setti
     (:func:`~voxanon.training.finetune.train_finetune`).
     """
     dev = (as_data_dir(dev_enroll), [as_data_dir(t) for t in dev_trials])
-    return train_finetune(as_data_dir(train_dir), out_dir, replace(settings, seed=seed), encoder=encoder,
-                          validate=lambda model: dev_eer(model, *dev), preprocess=vpc_normalize, device=device,
-                          quiet=quiet)
+    result = train_finetune(as_data_dir(train_dir), out_dir, replace(settings, seed=seed), encoder=encoder,
+                            validate=lambda model: dev_eer(model, *dev), preprocess=vpc_normalize, device=device,
+                            quiet=quiet)
+    return result.model, result.history

@@ -25,8 +25,9 @@ from voxanon.models.asr.ctc import Frontend, load_frontend
 from voxanon.models.checkpoint import load_checkpoint
 from voxanon.progress import Progress
 from voxanon.training import ctc
+from voxanon.training.trainer import TrainResult
 
-MODEL_FILE = "model.pt"
+MODEL_FILE, LOG_FILE = "model.pt", "train_log.jsonl"
 
 
 def ctc_features(data: DataDir, utts: list[str], frontend: Frontend, cache_dir: str | os.PathLike, *,
@@ -61,18 +62,18 @@ def trained_summary(out_dir: str | os.PathLike) -> dict | None:
     return load_checkpoint(path, "CTC model", AsrError)["meta"] if path.is_file() else None
 
 
-def train_ctc(data_dir: str | os.PathLike, out_dir: str | os.PathLike, recipe: ctc.CtcSettings, *,
-              cache_dir: str | os.PathLike, device: str = "cpu", quiet: bool = False) -> dict:
-    """Train ``recipe`` on the utterances (``wav.scp`` + ``text``) of ``data_dir`` into ``out_dir/model.pt``.
+def train_ctc(data_dir: str | os.PathLike, out: str | os.PathLike, recipe: ctc.CtcSettings, *,
+              cache_dir: str | os.PathLike, device: str = "cpu", quiet: bool = False) -> TrainResult:
+    """Train ``recipe`` on the utterances (``wav.scp`` + ``text``) of ``data_dir`` into ``out/model.pt``.
 
     A finished model of the same recipe is reused (another recipe retrains; an
-    interrupted run resumes from its checkpoint). Returns the training summary
-    (also ``out_dir/train_summary.json``): the recipe, the per-epoch loss
-    history, the utterances left out and why.
+    interrupted run resumes from its checkpoint). The result's summary (also
+    ``out/train_summary.json``) holds the recipe, the per-epoch loss history,
+    the utterances left out and why.
     """
-    done = trained_summary(out_dir)
+    done = trained_summary(out)
     if done is not None and done.get("recipe") == dataclasses.asdict(recipe):
-        return done
+        return TrainResult(Path(out), Path(out) / MODEL_FILE, Path(out) / LOG_FILE, done["history"], None, done)
     data = read_data_dir(data_dir)
     utts = [u for u in data.utts if data.text.get(u, "").strip()]
     missing = {u: "no transcript in text" for u in data.utts if u not in utts}
@@ -80,8 +81,8 @@ def train_ctc(data_dir: str | os.PathLike, out_dir: str | os.PathLike, recipe: c
     if not feats:
         raise AsrError(f"{data_dir}: no utterance to train a CTC model on ({len(missing)} without text, "
                        f"{len(failed)} unreadable)")
-    summary = ctc.train_ctc(list(feats.values()), [data.text[u] for u in feats], out_dir, recipe, device=device,
-                            meta={"data_dir": str(data_dir), "left_out_utterances": {**missing, **failed}},
-                            quiet=quiet)
-    (Path(out_dir) / "train_summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    return summary
+    result = ctc.train_ctc([(f, data.text[u]) for u, f in feats.items()], out, recipe, device=device,
+                           meta={"data_dir": str(data_dir), "left_out_utterances": {**missing, **failed}},
+                           quiet=quiet)
+    (Path(out) / "train_summary.json").write_text(json.dumps(result.summary, indent=1) + "\n", encoding="utf-8")
+    return result

@@ -12,7 +12,8 @@ An evaluator also owns its output: :meth:`~Evaluator.columns` declares the
 columns it adds to the benchmark summary (:class:`Column`: summary.csv, the
 report's results table, the printed table; a column's :class:`Rank` says
 whether and how it ranks systems), :meth:`~Evaluator.section` its part of
-``report.html`` and :meth:`~Evaluator.figures` its figures. It owns its
+``report.html``, :meth:`~Evaluator.figures` its figures and :meth:`~Evaluator.tables` its long tables
+(:class:`Table`: a CSV beside the summary and, where it has one, a report section). It owns its
 inputs too: its :attr:`~Evaluator.Options` (what a user sets, from a profile
 or ``voxanon benchmark --set NAME.FIELD=VALUE``) and its
 :meth:`~Evaluator.prerequisites` (work done once per run on original data).
@@ -222,6 +223,18 @@ class Column:
     rank: Rank | None = None
 
 
+@dataclass(frozen=True)
+class Table:
+    """A long table an evaluator writes beside the benchmark summary (:meth:`Evaluator.tables`): ``<name>.csv``
+    of ``rows`` (one dict each; nothing is written without rows) and, with ``html``, a report section titled
+    ``title`` after the figures, ``html(rows, page)`` drawn with :mod:`voxanon.jobs.report.page`'s helpers."""
+
+    name: str
+    rows: list[dict[str, Any]]
+    title: str = ""
+    html: Callable[[list[dict[str, Any]], Any], str] | None = None
+
+
 class Evaluator(ABC):
     """One evaluation of one system; subclasses set ``kind`` and ``Settings`` and implement the methods."""
 
@@ -270,6 +283,11 @@ class Evaluator(ABC):
         """This evaluator's report figures, drawn into ``folder`` with ``draw``'s functions
         (:mod:`voxanon.jobs.report.figures`) from the run's ``results`` and its ``summary``
         (:class:`~voxanon.jobs.benchmark.records.Summary`): (PNG path, caption) each; default: none."""
+        return []
+
+    @classmethod
+    def tables(cls, results: Any) -> list[Table]:
+        """This evaluator's long tables of a run's ``results`` (:class:`Table`); default: none."""
         return []
 
     @property

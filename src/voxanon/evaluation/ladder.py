@@ -43,6 +43,7 @@ from voxanon.evaluation.evaluator import (
     stage_key,
 )
 from voxanon.evaluation.fingerprint import data_fingerprint, model_fingerprint
+from voxanon.evaluation.privacy import PrivacyEvaluator, evaluate_privacy, privacy_result
 from voxanon.evaluation.results import (
     AttackerTraining,
     PrivacyResult,
@@ -125,7 +126,7 @@ def rung_training(rung: str, options: LadderOptions) -> Any:
 class LadderEvaluator(Evaluator):
     """A semi-informed attacker rung, trained on the system's anonymized training set, attacking one split."""
 
-    kind = "privacy"
+    kind = PrivacyEvaluator.kind      # its rungs are attackers beside the privacy evaluator's
     Settings = LadderSettings
     Options = LadderOptions
     under_conditions = True
@@ -267,7 +268,6 @@ class LadderEvaluator(Evaluator):
             res = evaluate_backend(enroll, trials, self._pretrained(env), PldaBackend.load(training.model),
                                    cache_dir=cache, n_boot=self.settings.n_boot, quiet=env.quiet)
         else:
-            from voxanon.evaluation.privacy import evaluate_privacy
             from voxanon.models.speaker import load_encoder
 
             encoder = env.model(training.model, lambda spec: load_encoder(spec, device=env.device))
@@ -282,7 +282,7 @@ def real_voice_checks(results: Any) -> tuple[list[str], dict[str, float | None],
     rung's pretrained reference EER, and ``{system: {rung: check}}`` for the systems with any."""
     split = results.settings.primary.split
     checks = {label: {rung: p.training.real_voices for rung in RUNGS
-                      if (p := record.privacy(rung, split)) is not None and p.training is not None
+                      if (p := privacy_result(record, rung, split)) is not None and p.training is not None
                       and p.training.real_voices is not None}
               for label, record in results.systems.items()}
     checks = {label: c for label, c in checks.items() if c}

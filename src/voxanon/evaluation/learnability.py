@@ -209,7 +209,7 @@ def asr_learnability(anonymized_train: str | os.PathLike, original_train: str | 
         The data is the offline corpus: flags the result as a smoke test with :data:`ASR_SMOKE_MESSAGE`.
     """
     from voxanon.evaluation.asr import evaluate_asr, merge_dirs
-    from voxanon.evaluation.ctc_training import MODEL_FILE, train_ctc
+    from voxanon.evaluation.ctc_training import train_ctc
     from voxanon.metrics import wer
     from voxanon.models.asr.ctc import CtcAsr
 
@@ -220,8 +220,9 @@ def asr_learnability(anonymized_train: str | os.PathLike, original_train: str | 
     training, scored = {}, {}
     for role, train, out in (("anonymized", anonymized_train, models_dir),
                              ("reference", original_train, reference_dir)):
-        training[role] = train_ctc(train, out, recipe, cache_dir=cache_dir / "features", device=device, quiet=quiet)
-        ev = evaluate_asr(test, CtcAsr(Path(out) / MODEL_FILE, device=device), cache_dir / "asr",
+        trained = train_ctc(train, out, recipe, cache_dir=cache_dir / "features", device=device, quiet=quiet)
+        training[role] = trained.summary
+        ev = evaluate_asr(test, CtcAsr(trained.model, device=device), cache_dir / "asr",
                           normalization=normalization, n_boot=n_boot, seed=seed, quiet=quiet)
         if ev.result is None:
             raise DataError(f"{test_name}: no test utterance could be scored "

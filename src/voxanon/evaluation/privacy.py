@@ -27,7 +27,7 @@ from voxanon.data.kaldi import (
 )
 from voxanon.errors import ConfigError
 from voxanon.evaluation.embeddings import extract_embeddings
-from voxanon.evaluation.evaluator import PRIVACY, Column, Env, Evaluator, Rank, RunSettings, SystemData
+from voxanon.evaluation.evaluator import PRIVACY, Column, Env, Evaluator, Rank, RunSettings, SystemData, Table
 from voxanon.evaluation.results import (
     DetPoints,
     EerInterval,
@@ -42,6 +42,7 @@ from voxanon.evaluation.scenarios import (
     AA_SEMI,
     ATTACKER_ORDER,
     OA,
+    OO,
     SCENARIOS,
     strongest_attacker,
     title,
@@ -371,6 +372,10 @@ class PrivacyEvaluator(Evaluator):
     def figures(cls, results, summary, draw, folder: Path) -> list[tuple[Path, str]]:
         return privacy_figures(results, summary, draw, folder)
 
+    @classmethod
+    def tables(cls, results) -> list[Table]:
+        return [Table("privacy", privacy_rows(results), "Privacy", privacy_table)]
+
     def run(self, data: SystemData, env: Env) -> PrivacyResult:
         dirs = self.inputs(data)
         encoder = env.model(self.models(data)["encoder"], lambda spec: load_encoder(spec, device=env.device))
@@ -380,10 +385,56 @@ class PrivacyEvaluator(Evaluator):
         return dataclasses.replace(res, scenario=self.settings.scenario)
 
 
-# -- the summary headline: every attacker of the privacy kind (scenarios and ladder rungs), the strongest first
+# -- a system's privacy results: every attacker of the privacy kind (the scenarios here and the ladder's rungs)
+def privacy_result(record, scenario: str, split: str) -> PrivacyResult | None:
+    """The privacy result of attacker ``scenario`` on ``split`` in a system's ``record``
+    (:class:`~voxanon.jobs.benchmark.records.SystemRecord`); the original row's OA/AA-lazy equal its OO when
+    absent (nothing is anonymized)."""
+    kind = PrivacyEvaluator.kind
+    res = record.get(kind, scenario, split)
+    if res is None and record.method is None and scenario in SCENARIOS and SCENARIOS[scenario].attacker == "pretrained":
+        res = record.get(kind, OO, split)
+    return res
+
+
+def attacker_eers(record, split: str) -> dict[str, float]:
+    """Mean EER (%) of every attacker that ran on ``split`` (scenarios and ladder rungs) in a system's ``record``,
+    by name."""
+    return {scenario: res.eer_mean for (scenario, sp), res in record.of_kind(PrivacyEvaluator.kind).items()
+            if sp == split}
+
+
+def privacy_rows(results) -> list[dict]:
+    """``privacy.csv``: system x attacker x split x gender with every privacy metric."""
+    rows = []
+    for name, s in results.systems.items():
+        for (scenario, split), p in s.of_kind(PrivacyEvaluator.kind).items():
+            for g, m in p.by_gender.items():
+                rows.append({"system": name, "scenario": scenario, "split": split, "gender": g,
+                             "eer": m.eer, "eer_ci_low": m.eer_ci.low, "eer_ci_high": m.eer_ci.high,
+                             "rocch_eer": m.rocch_eer, "cllr": m.cllr, "min_cllr": m.min_cllr,
+                             "linkability": m.linkability, "zebra_bits": m.zebra.expected_bits,
+                             "zebra_worst_log10": m.zebra.worst_case_log10, "zebra_tag": m.zebra.tag,
+                             "n_target": m.n_target, "n_nontarget": m.n_nontarget, "encoder": p.encoder})
+    return rows
+
+
+def privacy_table(rows: list[dict], page) -> str:
+    """The report's Privacy section: :func:`privacy_rows` as a table."""
+    header = ["system", "scenario", "split", "gender", "EER % [95% CI]", "ROCCH-EER", "Cllr", "minCllr",
+              "linkability", "ZEBRA bits", "tag", "trials (tar/non)"]
+    fmt = page.fmt
+    body = [[fmt(r["system"]), fmt(title(r["scenario"])), r["split"], r["gender"],
+             page.fmt_ci(r["eer"], (r["eer_ci_low"], r["eer_ci_high"])), fmt(r["rocch_eer"]), fmt(r["cllr"], 3),
+             fmt(r["min_cllr"], 3), fmt(r["linkability"], 3), fmt(r["zebra_bits"], 3), fmt(str(r["zebra_tag"])),
+             f"{r['n_target']}/{r['n_nontarget']}"] for r in rows]
+    return page.table(header, body)
+
+
+# -- the summary headline, led by the strongest attacker
 def _strongest(record, results) -> tuple[str, float] | None:
     """The attacker with the lowest mean EER on the primary split, and that EER (None: no attacker ran)."""
-    return strongest_attacker(record.attacker_eers(results.settings.primary.split))
+    return strongest_attacker(attacker_eers(record, results.settings.primary.split))
 
 
 def _strongest_name(record, results) -> str | None:
@@ -398,7 +449,7 @@ def _strongest_eer(record, results) -> float | None:
 
 def _strongest_result(record, results) -> PrivacyResult | None:
     best = _strongest(record, results)
-    return record.privacy(best[0], results.settings.primary.split) if best else None
+    return privacy_result(record, best[0], results.settings.primary.split) if best else None
 
 
 def _gender_eer(gender: str):
@@ -416,13 +467,13 @@ def _mfdr(record, results) -> float | None:
 def _scenario_eer(scenario: str | None):
     """Mean EER of ``scenario`` (None: the run's primary scenario, the VPC semi-informed attacker)."""
     def value(record, results) -> float | None:
-        res = record.privacy(scenario or results.settings.primary.scenario, results.settings.primary.split)
+        res = privacy_result(record, scenario or results.settings.primary.scenario, results.settings.primary.split)
         return res.eer_mean if res else None
     return value
 
 
 def _attacker_eer(name: str):
-    return lambda record, results: record.attacker_eers(results.settings.primary.split).get(name)
+    return lambda record, results: attacker_eers(record, results.settings.primary.split).get(name)
 
 
 def headline_columns(results) -> list[Column]:
@@ -437,7 +488,7 @@ def headline_columns(results) -> list[Column]:
     every attacker's mean EER, by name.
     """
     split = results.settings.primary.split
-    rungs = dict.fromkeys(n for s in results.systems.values() for n in s.attacker_eers(split) if n not in SCENARIOS)
+    rungs = dict.fromkeys(n for s in results.systems.values() for n in attacker_eers(s, split) if n not in SCENARIOS)
     return [Column("attacker", _strongest_name, header="strongest attacker", cli="strongest attacker", label=title),
             Column("eer", _strongest_eer, cli="EER %", rank=Rank(PRIVACY)),
             Column("eer_f", _gender_eer("f"), header="EER f"),
@@ -448,7 +499,7 @@ def headline_columns(results) -> list[Column]:
             Column("eer_ignorant", _scenario_eer(OA), header="EER ignorant"),
             *(Column(f"eer_{n}", _attacker_eer(n)) for n in rungs),
             Column("mfdr", _mfdr),
-            Column("attackers", lambda record, results: record.attacker_eers(split), csv=False)]
+            Column("attackers", lambda record, results: attacker_eers(record, split), csv=False)]
 
 
 def _strongest_beyond(field: str):
@@ -488,7 +539,7 @@ def privacy_section(results, page) -> tuple[str, str] | None:
     """The report's privacy at a glance: a system x attacker EER heatmap (strongest marked), and the strongest
     attacker's metrics beyond the EER per system."""
     split = results.settings.primary.split
-    eers = {label: record.attacker_eers(split) for label, record in results.systems.items()}
+    eers = {label: attacker_eers(record, split) for label, record in results.systems.items()}
     names = sorted({n for e in eers.values() for n, v in e.items() if v is not None},
                    key=lambda n: (ATTACKER_ORDER.index(n) if n in ATTACKER_ORDER else len(ATTACKER_ORDER), n))
     if not names:
@@ -508,10 +559,10 @@ def privacy_section(results, page) -> tuple[str, str] | None:
     if beyond:
         first = next(iter(beyond.values()))
         out += ("<p>The strongest attacker's privacy beyond the EER: every trial utterance scored against all "
-                f"{first.n_speakers} enrolled speakers (chance: rank-1 linkability {first.rank1_linkability_chance:.1f} "
-                f"%, singling out {first.singling_out_chance:.1f} %, disclosure 0 bits of at most "
-                f"{first.disclosure_max_bits:.2f}). Worst decile: the mean EER of the tenth of speakers who stay "
-                "most identifiable.</p>")
+                f"{first.n_speakers} enrolled speakers (chance: rank-1 linkability "
+                f"{first.rank1_linkability_chance:.1f} %, singling out {first.singling_out_chance:.1f} %, "
+                f"disclosure 0 bits of at most {first.disclosure_max_bits:.2f}). Worst decile: the mean EER of the "
+                "tenth of speakers who stay most identifiable.</p>")
         out += page.table(["system"] + [t for _, _, t in BEYOND_COLUMNS],
                           [[page.fmt(label)] + [page.fmt(getattr(b, field), 1) for _, field, _ in BEYOND_COLUMNS]
                            for label, b in beyond.items()])
@@ -527,7 +578,7 @@ def privacy_figures(results, summary, draw, folder: Path) -> list[tuple[Path, st
         name_ = SCENARIOS[scenario].title
         curves = {}
         for name, s in results.systems.items():
-            p = s.privacy(scenario, split)
+            p = privacy_result(s, scenario, split)
             for g, m in (p.by_gender if p else {}).items():
                 curves[f"{name} ({g})"] = (m.det.pfa_probit, m.det.pmiss_probit)
         if curves:

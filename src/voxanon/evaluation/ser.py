@@ -58,11 +58,10 @@ from voxanon.models.ser import EmotionRecognizer, SERError, load_ser
 from voxanon.models.ser.compact import CompactSER
 from voxanon.models.ser.features import LogMel
 from voxanon.progress import Progress
-from voxanon.training.ser import CompactSerSettings, train_ser
+from voxanon.training.ser import MODEL_FILE, CompactSerSettings, train_ser
 
 SMOKE_TEST_MESSAGE = ("Offline data has no real emotional speech; the offline corpus's acted prosodic "
                       "styles are a smoke test only: these UARs say nothing about emotion preservation.")
-MODEL_FILE = "ser.pt"
 #: utterances whose audio is held in memory at once while scoring
 CHUNK = 256
 
@@ -201,7 +200,7 @@ def train_folds(data_dir: str | os.PathLike, out_dir: str | os.PathLike, *, fold
                 print(f"fold {fold}: {ckpt} exists, skipped")
             continue
         settings = CompactSerSettings(epochs=epochs, batch_size=batch_size, channels=channels, seed=seed)
-        train_ser([feats[u] for u in train_utts], [classes.index(labels[u]) for u in train_utts], ckpt, settings,
+        train_ser([(feats[u], classes.index(labels[u])) for u in train_utts], ckpt.parent, settings,
                   labels=classes, desc=f"fold {fold}",
                   meta={"fold": fold, "train_speakers": train_spk, "data_dir": str(data_dir), "train_counts": counts},
                   quiet=quiet)

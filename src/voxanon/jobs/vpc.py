@@ -43,13 +43,13 @@ def kit_asv_spec(folder: Path, edition: str) -> str:
 
 
 def finetune_kit_asv(layout: KitLayout, pretrained: str, out: str | os.PathLike, cfg=None, *,
-                     device: str = "cpu", quiet: bool = False) -> dict:
+                     device: str = "cpu", quiet: bool = False):
     """The 2026 semi-informed attacker: the pretrained ``ecapa_ssl`` fine-tuned on ``train-clean-360<suffix>``.
 
     ``pretrained`` is the kit's ``exp/asv_ssl`` (a path or an ``ecapa_ssl:PATH`` spec); ``cfg`` a
     :class:`~voxanon.training.ecapa_ssl.EcapaSslSettings` (default: the kit's settings);
     ``out`` gets the kit's ``CKPT+<epoch>`` layout and resumes an interrupted run. Returns the
-    training summary.
+    :class:`~voxanon.training.trainer.TrainResult`.
     """
     from voxanon.data.kaldi import read_data_dir
     from voxanon.training.ecapa_ssl import EcapaSslSettings, train_ecapa_ssl
@@ -103,7 +103,8 @@ def run_vpc(data: str | os.PathLike, out: str | os.PathLike, *, edition: str | N
     training = None
     if finetune is not None:
         target = _ecapa_ssl_path(asv_anon) if asv_anon else anon_dir
-        training = finetune_kit_asv(layout, asv, target, finetune, device=device, quiet=quiet)
+        result = finetune_kit_asv(layout, asv, target, finetune, device=device, quiet=quiet)
+        training = {"out_dir": str(result.out), **result.summary, "history": result.history}
         asv_anon = f"ecapa_ssl:{target}"
     if asv_anon is None and suffix and anon_dir.is_dir():
         asv_anon = kit_asv_spec(anon_dir, layout.edition)

@@ -37,7 +37,7 @@ from voxanon.models.acoustic.networks import build_net, config_from_dict
 from voxanon.models.acoustic.vq import kmeans
 from voxanon.models.checkpoint import save_atomic
 from voxanon.training.acoustic_features import Extractor, UttFeatures, extract_dirs
-from voxanon.training.trainer import Budget, Recipe, Run, Schedule, Trainer
+from voxanon.training.trainer import Budget, Recipe, Run, Schedule, Trainer, TrainResult
 
 #: content frames drawn for a k-means codebook
 KMEANS_FRAMES = 20000
@@ -218,9 +218,10 @@ class AcousticRecipe(Recipe):
 
 
 def fit(net, specs: ModelSpecs, batches: Batches, valid: tuple[list[UttFeatures], list], run: Run,
-        settings: AcousticSettings, quiet: bool = False, extra: dict | None = None) -> dict:
+        settings: AcousticSettings, quiet: bool = False, extra: dict | None = None) -> tuple[dict, Trainer]:
     """Train ``net`` (:class:`AcousticRecipe`) on the step-driven :class:`Trainer` (budget in minutes or epochs,
-    resumable from ``run.resumed``; checkpoints hold ``extra`` too). Returns the loop's part of the summary."""
+    resumable from ``run.resumed``; checkpoints hold ``extra`` too). Returns the loop's part of the summary and the
+    trainer."""
     valid_items = valid[0]
     device = run.device
     torch.manual_seed(settings.seed)
@@ -246,7 +247,7 @@ def fit(net, specs: ModelSpecs, batches: Batches, valid: tuple[list[UttFeatures]
     records = trainer.run(recipe)
     return {"steps": trainer.step, "train_seconds": round(trainer.seconds, 1), "parameters": n_params,
             f"final_{train_key}": next((r[train_key] for r in reversed(records)), None),
-            "final_valid_l1": next((r["valid_l1"] for r in reversed(records) if "valid_l1" in r), None)}
+            "final_valid_l1": next((r["valid_l1"] for r in reversed(records) if "valid_l1" in r), None)}, trainer
 
 
 def fit_codebook(items: list[UttFeatures], size: int, normalize: bool, seed: int) -> np.ndarray:
@@ -306,11 +307,11 @@ def with_prior(cfg, prior: str, specs: ModelSpecs):
         raise ConfigError(f"--prior {prior}: {exc}") from None
 
 
-def finish(net, specs: ModelSpecs, run: Run, summary: dict) -> dict:
-    """Write ``model.pt`` (fp16, ``summary`` as its meta) and ``model.json``; return ``summary``."""
+def finish(net, specs: ModelSpecs, run: Run, trainer: Trainer, summary: dict) -> TrainResult:
+    """Write ``model.pt`` (fp16, ``summary`` as its meta) and ``model.json``; return the run's result."""
     save_atomic(model_file(net.cpu(), specs, meta=summary), run.out / "model.pt")
     write_text(run.out / "model.json", json.dumps(summary, indent=1) + "\n")
-    return summary
+    return trainer.result(run.out, run.out / "model.pt", summary)
 
 
 def data_summary(train_dirs: list[str], valid_dir: str | None, train_items: list[UttFeatures],
@@ -322,20 +323,19 @@ def data_summary(train_dirs: list[str], valid_dir: str | None, train_items: list
             "valid_utterances": len(valid_items), "skipped": skipped}
 
 
-def train_acoustic(train_dirs: list[str], out_dir: str, settings: AcousticSettings = AcousticSettings(), *,
+def train_acoustic(data: list[str], out: str, settings: AcousticSettings = AcousticSettings(), *,
                    valid_dir: str | None = None, cfg: AcousticConfig = AcousticConfig(),
                    specs: ModelSpecs = ModelSpecs(), device: str = "auto", init: str | None = None,
                    threads: int = 0, cache_dir: str | None = None, command: str = "", quiet: bool = False,
-                   prior: str | None = None) -> dict:
-    """Train (resuming from ``out_dir/checkpoint.pt`` when present) and write ``model.pt`` + ``model.json``.
+                   prior: str | None = None) -> TrainResult:
+    """Train on the data directories ``data`` (resuming from ``out/checkpoint.pt`` when present) and write
+    ``out/model.pt`` + ``model.json`` (the summary, :attr:`TrainResult.summary`).
 
     ``prior`` (a DiT started fresh): the conv model whose prediction the flow starts from (:func:`with_prior`).
-
-    Returns the summary written to ``model.json``.
     """
     from voxanon.training.acoustic_features import default_cache_dir
 
-    run = Run.start(out_dir, settings, device, threads)
+    run = Run.start(out, settings, device, threads)
     if run.resumed is not None:
         net, specs = resumed_net(run, build_net(cfg).kind)
     else:
@@ -352,18 +352,18 @@ def train_acoustic(train_dirs: list[str], out_dir: str, settings: AcousticSettin
         if prior_model is not None:
             net.prior.load_state_dict(prior_model.net.state_dict())
     check_dims(cfg, extractor)
-    train_items, skipped, train_secs = extract_dirs(train_dirs, extractor, settings.n_perturb, quiet=quiet)
+    train_items, skipped, train_secs = extract_dirs(data, extractor, settings.n_perturb, quiet=quiet)
     valid_items, valid_skipped, valid_secs = (extract_dirs([valid_dir], extractor, 0, limit=settings.max_valid,
                                                                            quiet=quiet) if valid_dir
                                               else ([], [], 0.0))
     if not train_items:
-        raise DataError(f"no usable training utterance in {', '.join(train_dirs)} ({len(skipped)} skipped)")
+        raise DataError(f"no usable training utterance in {', '.join(data)} ({len(skipped)} skipped)")
     if fresh and isinstance(net, DiTNet):
         prepare_dit(net, train_items, settings.seed)
     batches = Batches(train_items, cfg, settings.segment_frames, np.random.default_rng(settings.seed))
-    loop = fit(net, specs, batches, (valid_items, speaker_means(valid_items)), run, settings, quiet)
-    return finish(net, specs, run, {
+    loop, trainer = fit(net, specs, batches, (valid_items, speaker_means(valid_items)), run, settings, quiet)
+    return finish(net, specs, run, trainer, {
         "config": dataclasses.asdict(cfg), "specs": dataclasses.asdict(specs), "settings": dataclasses.asdict(settings),
         "command": command, "seed": settings.seed, "device": run.device, "init": init, "prior": prior,
-        "data": data_summary(train_dirs, valid_dir, train_items, valid_items, skipped + valid_skipped, batches.frames),
+        "data": data_summary(data, valid_dir, train_items, valid_items, skipped + valid_skipped, batches.frames),
         "feature_seconds": round(train_secs + valid_secs, 1), **loop})

@@ -40,7 +40,7 @@ from voxanon.training.acoustic_features import (
     extract,
     list_utterances,
 )
-from voxanon.training.trainer import Run
+from voxanon.training.trainer import Run, TrainResult
 
 
 def hold_out(todo: list[tuple[str, str, str]], n: int) -> tuple[list, list]:
@@ -95,13 +95,14 @@ def matching_bottleneck(path: str, extractor: Extractor) -> Bottleneck:
     return bn
 
 
-def train_asrbn(train_dirs: list[str], out_dir: str, settings: AcousticSettings = AcousticSettings(), *,
+def train_asrbn(data: list[str], out: str, settings: AcousticSettings = AcousticSettings(), *,
                 codebook_size: int = 48, bottleneck: str | None = None, cfg: AcousticConfig = AcousticConfig(),
                 specs: ModelSpecs = ModelSpecs(), device: str = "auto", init: str | None = None,
-                threads: int = 0, cache_dir: str | None = None, command: str = "", quiet: bool = False) -> dict:
-    """Train (resuming from ``out_dir/checkpoint.pt`` when present) and write ``model.pt`` + ``model.json``.
+                threads: int = 0, cache_dir: str | None = None, command: str = "", quiet: bool = False
+                ) -> TrainResult:
+    """Train on the data directories ``data`` (resuming from ``out/checkpoint.pt`` when present) and write
+    ``out/model.pt`` + ``model.json`` (the summary, with ``speakers``, the table's speaker names in index order).
 
-    Returns the summary written to ``model.json`` (with ``speakers``, the table's speaker names in index order).
     ``bottleneck`` (a model.pt of ``voxanon train bottleneck``) replaces the k-means codebook of
     ``codebook_size`` rows by its projection and codebook.
     """
@@ -109,22 +110,22 @@ def train_asrbn(train_dirs: list[str], out_dir: str, settings: AcousticSettings 
 
     if codebook_size < 2:
         raise ConfigError(f"--codebook {codebook_size}: give at least 2 codewords (the VPC's B5/B6 use 48)")
-    run = Run.start(out_dir, settings, device, threads)
+    run = Run.start(out, settings, device, threads)
     if run.resumed is not None:
         net, specs = resumed_net(run)
         cfg = net.cfg
     extractor = Extractor(specs, cache_dir or default_cache_dir(), settings.seed)
     bn = matching_bottleneck(bottleneck, extractor) if bottleneck and run.resumed is None else None
-    train_todo, valid_todo = hold_out(list_utterances(train_dirs), settings.max_valid)
+    train_todo, valid_todo = hold_out(list_utterances(data), settings.max_valid)
     train_items, skipped, train_secs = extract(train_todo, extractor, settings.n_perturb, quiet=quiet)
     valid_items, valid_skipped, valid_secs = extract(valid_todo, extractor, 0, quiet=quiet)
     if not train_items:
-        raise DataError(f"no usable training utterance in {', '.join(train_dirs)} ({len(skipped)} skipped)")
+        raise DataError(f"no usable training utterance in {', '.join(data)} ({len(skipped)} skipped)")
     speakers = sorted({it.speaker for it in train_items})
     not_copied, source = None, load_init(init) if init and run.resumed is None else None
     if run.resumed is not None:
         if speakers != run.resumed["speakers"]:
-            raise RunError(f"{run.out}/checkpoint.pt was trained on other speakers than {', '.join(train_dirs)}; "
+            raise RunError(f"{run.out}/checkpoint.pt was trained on other speakers than {', '.join(data)}; "
                            "give the same data directories or another --out")
     else:
         cfg = dataclasses.replace(cfg, content_dim=extractor.encoder.dim, speaker_dim=extractor.speaker.dim,
@@ -153,12 +154,12 @@ def train_asrbn(train_dirs: list[str], out_dir: str, settings: AcousticSettings 
     valid_items = [it for it in valid_items if it.speaker in index]
     batches = Batches(train_items, cfg, settings.segment_frames, np.random.default_rng(settings.seed),
                       speaker_ids=[index[it.speaker] for it in train_items])
-    loop = fit(net, specs, batches, (valid_items, [index[it.speaker] for it in valid_items]), run, settings, quiet,
-               extra={"speakers": speakers})
-    data = data_summary(train_dirs, None, train_items, valid_items, skipped + valid_skipped, batches.frames)
-    data["valid"] = "one held-out utterance of each of the valid_utterances training speakers (clean content)"
-    return finish(net, specs, run, {
+    loop, trainer = fit(net, specs, batches, (valid_items, [index[it.speaker] for it in valid_items]), run, settings,
+                        quiet, extra={"speakers": speakers})
+    used = data_summary(data, None, train_items, valid_items, skipped + valid_skipped, batches.frames)
+    used["valid"] = "one held-out utterance of each of the valid_utterances training speakers (clean content)"
+    return finish(net, specs, run, trainer, {
         "config": dataclasses.asdict(cfg), "specs": dataclasses.asdict(specs), "settings": dataclasses.asdict(settings),
         "command": command, "seed": settings.seed, "device": run.device, "init": init, "bottleneck": bottleneck,
-        "init_not_copied": not_copied, "speakers": speakers, "data": data,
+        "init_not_copied": not_copied, "speakers": speakers, "data": used,
         "feature_seconds": round(train_secs + valid_secs, 1), **loop})

@@ -40,7 +40,7 @@ from voxanon.models.speaker.ecapa import (
     save_ecapa,
 )
 from voxanon.progress import Progress
-from voxanon.training.trainer import Budget, Recipe, Trainer
+from voxanon.training.trainer import Budget, Recipe, Trainer, TrainResult
 
 
 @dataclass(frozen=True)
@@ -238,15 +238,16 @@ def _resumable(settings: AsvSettings) -> dict:
     return {k: v for k, v in asdict(settings).items() if k != "epochs"}
 
 
-def train_asv(data: DataDir, out_dir: str | os.PathLike, settings: AsvSettings = AsvSettings(), *,
+def train_asv(data: DataDir, out: str | os.PathLike, settings: AsvSettings = AsvSettings(), *,
               preprocess: Callable[[np.ndarray], np.ndarray],
               validate: Callable[[EcapaTdnn, int], float] | None = None, device: str = "cpu",
-              quiet: bool = False) -> dict:
-    """Train (or resume) the attacker ECAPA on ``data``; returns the training summary.
+              quiet: bool = False) -> TrainResult:
+    """Train (or resume) the attacker ECAPA on ``data`` into ``out``: ``best.pt`` (the epoch with the lowest
+    validation EER, :attr:`TrainResult.model`), ``train_log.jsonl`` and the resumable ``last.pt``.
 
     ``preprocess`` is applied to every waveform before its features (as at scoring). ``validate(model, epoch)``
     gives the epoch's validation EER (e.g. on dev trials, as the VPC selects); without it, the EER of the
-    held-out training utterances (:func:`validation_eer`). ``best.pt`` is the epoch with the lowest EER.
+    held-out training utterances (:func:`validation_eer`).
 
     Raises
     ------
@@ -255,7 +256,7 @@ def train_asv(data: DataDir, out_dir: str | os.PathLike, settings: AsvSettings =
     CheckpointError
         ``last.pt`` cannot be read or was made with other data or settings.
     """
-    out = Path(out_dir)
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     speakers = sorted(data.spk2utt)
     if len(speakers) < 2:
@@ -289,7 +290,7 @@ def train_asv(data: DataDir, out_dir: str | os.PathLike, settings: AsvSettings =
                       rngs={"batches": rng}, checkpoint=out / "last.pt",
                       identity={"speakers": speakers, "val_utts": [str(u) for u in val_utts],
                                 "train_config": _resumable(settings)},
-                      columns=("epoch", "loss", "val_eer", "lr"), quiet=quiet)
+                      log=out / "train_log.jsonl", columns=("epoch", "loss", "val_eer", "lr"), quiet=quiet)
     if trainer.resume() and not quiet:
         print(f"resuming after epoch {trainer.epoch} from {trainer.checkpoint}")
     train_feats = [feats[u] for u in train_utts]
@@ -314,6 +315,6 @@ def train_asv(data: DataDir, out_dir: str | os.PathLike, settings: AsvSettings =
                 on_best=lambda epoch, eer: save_ecapa(out / "best.pt", model, epoch=epoch, val_eer=eer,
                                                       speakers=speakers),
                 after_epoch=report)
-    return {"out_dir": str(out), "speakers": len(speakers), "train_utts": len(train_utts),
-            "val_utts": len(val_utts), "short_utts_tiled": short, "epoch": trainer.epoch,
-            "best_eer": trainer.best, "history": trainer.history}
+    return trainer.result(out, out / "best.pt", {"speakers": len(speakers), "train_utts": len(train_utts),
+                                                 "val_utts": len(val_utts), "short_utts_tiled": short,
+                                                 "epoch": trainer.epoch})

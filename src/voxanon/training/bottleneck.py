@@ -59,7 +59,7 @@ from voxanon.training.acoustic_features import (
     extract,
     list_utterances,
 )
-from voxanon.training.trainer import Budget, Recipe, Trainer, epoch_order, resolve_device
+from voxanon.training.trainer import Budget, Recipe, Trainer, TrainResult, epoch_order, resolve_device
 
 #: frames drawn for the initial k-means codebook
 KMEANS_FRAMES = 20000
@@ -273,26 +273,28 @@ def initial_codebook(net: BottleneckCtc, train: Utterances, seed: int) -> np.nda
     return kmeans((torch.from_numpy(frames) @ weight.T + bias).numpy(), net.cfg.codebook_size, rng)
 
 
-def train_bottleneck(train_dirs: list[str], out_dir: str, settings: BottleneckSettings = BottleneckSettings(), *,
+def train_bottleneck(data: list[str], out: str, settings: BottleneckSettings = BottleneckSettings(), *,
                      content: str = "whisper-tiny:3", valid_dir: str | None = None,
                      cfg: BottleneckConfig | None = None, device: str = "auto", threads: int = 0,
-                     cache_dir: str | None = None, jobs: int = 0, command: str = "", quiet: bool = False) -> dict:
-    """Train (resuming from ``out_dir/checkpoint.pt`` when present); write ``model.pt`` (the best epoch by
-    validation CER, or FER for phones) and ``model.json``; return the summary.
+                     cache_dir: str | None = None, jobs: int = 0, command: str = "", quiet: bool = False
+                     ) -> TrainResult:
+    """Train on the data directories ``data`` (resuming from ``out/checkpoint.pt`` when present); write
+    ``out/model.pt`` (the best epoch by validation CER, or FER for phones; none while every epoch was warm-up) and
+    ``model.json`` (the summary).
 
     ``cfg`` gives the sizes and targets (its ``in_dim`` is taken from the content encoder); ``valid_dir`` the
     held-out utterances (default: one of each of up to ``settings.max_valid`` training speakers). Phone targets
-    are aligned by ``jobs`` processes (0: all cores) and kept in ``out_dir/alignments.json``.
+    are aligned by ``jobs`` processes (0: all cores) and kept in ``out/alignments.json``.
     """
     from voxanon.training.asrbn import hold_out
 
     device = resolve_device(device)
     if threads > 0:
         torch.set_num_threads(threads)
-    out = Path(out_dir)
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     extractor = Extractor(ModelSpecs(content=content), cache_dir or default_cache_dir(), settings.seed)
-    todo, texts = read_todo(train_dirs)
+    todo, texts = read_todo(data)
     if valid_dir:
         train_todo, (valid_todo, valid_texts) = todo, read_todo([valid_dir])
         texts = {**texts, **valid_texts}
@@ -339,7 +341,7 @@ def train_bottleneck(train_dirs: list[str], out_dir: str, settings: BottleneckSe
               + (f", resuming after epoch {trainer.epoch}" if trainer.epoch else ""), file=sys.stderr)
     meta = {"content": content, "command": command, "seed": settings.seed, "device": device,
             "config": dataclasses.asdict(cfg), "settings": dataclasses.asdict(settings),
-            "data": {"train": [str(Path(d).resolve()) for d in train_dirs],
+            "data": {"train": [str(Path(d).resolve()) for d in data],
                      "valid": str(Path(valid_dir).resolve()) if valid_dir else "held-out training utterances",
                      "train_utterances": len(train), "valid_utterances": len(valid),
                      "train_speakers": len({it.speaker for it in train_items}),
@@ -365,4 +367,4 @@ def train_bottleneck(train_dirs: list[str], out_dir: str, settings: BottleneckSe
     summary = meta | {"epochs_run": trainer.epoch, "stopped_by": trainer.stopped_by,
                       "train_seconds": round(trainer.seconds, 1), f"best_{metric}": trainer.best, "history": history}
     write_text(out / "model.json", json.dumps(summary, indent=1) + "\n")
-    return summary
+    return trainer.result(out, out / "model.pt" if trainer.best is not None else None, summary)

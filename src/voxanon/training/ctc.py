@@ -34,7 +34,7 @@ from voxanon.models.asr.ctc import (
     text_to_ids,
 )
 from voxanon.models.checkpoint import save_atomic
-from voxanon.training.trainer import Budget, Recipe, Trainer, epoch_order
+from voxanon.training.trainer import Budget, Recipe, Trainer, TrainResult, epoch_order
 
 
 @dataclass(frozen=True)
@@ -85,12 +85,11 @@ def _masked(x: torch.Tensor, fill: torch.Tensor, n_time: int, n_feat: int, gen: 
     return torch.where(mask, fill, x)
 
 
-def _usable(feats: list[np.ndarray], texts: list[str],
-            probe: CtcNet) -> tuple[list[torch.Tensor], list[torch.Tensor], int]:
-    """Features and symbol targets of the utterances CTC can learn from (a symbol, and a frame per symbol and
-    repeat), and how many were left out."""
+def _usable(data: list[tuple[np.ndarray, str]], probe: CtcNet) -> tuple[list[torch.Tensor], list[torch.Tensor], int]:
+    """Features and symbol targets of the utterances (features, transcript) CTC can learn from (a symbol, and a
+    frame per symbol and repeat), and how many were left out."""
     targets, kept, skipped = [], [], 0
-    for f, text in zip(feats, texts):
+    for f, text in data:
         ids = text_to_ids(text)
         if ids and int(probe.out_lengths(torch.tensor(len(f)))) >= frames_needed(ids):
             targets.append(torch.tensor(ids))
@@ -147,30 +146,30 @@ class CtcNetRecipe(Recipe):
         return {"loss": round(loss, 4), "lr": round(self.lr(epoch), 6)}
 
 
-def train_ctc(feats: list[np.ndarray], texts: list[str], out_dir: str | os.PathLike, settings: CtcSettings, *,
-              device: str = "cpu", meta: dict | None = None, quiet: bool = False) -> dict:
-    """Train a :class:`CtcNet` on features of ``settings.frontend``; resumable; returns the training summary.
+def train_ctc(data: list[tuple[np.ndarray, str]], out: str | os.PathLike, settings: CtcSettings, *,
+              device: str = "cpu", meta: dict | None = None, quiet: bool = False) -> TrainResult:
+    """Train a :class:`CtcNet` on features of ``settings.frontend`` into ``out``; resumable.
 
     Parameters
     ----------
-    feats : list of ``(T, D)`` arrays
-        Features of the training utterances (from :func:`load_frontend` ``(settings.frontend)``).
-    texts : list of str
-        Their transcripts; utterances whose transcript has no symbol or is too long for
-        their frames (CTC needs a frame per symbol and per repeat) are left out and counted.
-    out_dir : path
-        Receives ``train_log.jsonl``, ``checkpoint.pt`` (after every epoch; a rerun with the same
-        settings resumes from it, other settings restart) and ``model.pt`` (when done).
+    data : list of (``(T, D)`` array, str)
+        Each training utterance's features (from :func:`load_frontend` ``(settings.frontend)``) and transcript;
+        utterances whose transcript has no symbol or is too long for their frames (CTC needs a frame per symbol
+        and per repeat) are left out and counted.
+    out : path
+        The run folder: ``train_log.jsonl``, ``checkpoint.pt`` (after every epoch; a rerun with the same
+        settings resumes from it, other settings restart) and ``model.pt`` (when done,
+        :attr:`TrainResult.model`; its ``meta`` is the summary).
     settings : CtcSettings
         Network, epochs, optional ``minutes`` budget (training stops after the epoch that passes it), seed.
     device : ``cpu`` or ``cuda``
     meta : dict, optional
         Stored in ``model.pt`` with the summary (e.g. the training data).
     """
-    out = Path(out_dir)
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    cfg = settings.config(int(feats[0].shape[1]) if feats else 0)
-    kept, targets, skipped = _usable(feats, texts, CtcNet(cfg))
+    cfg = settings.config(int(data[0][0].shape[1]) if data else 0)
+    kept, targets, skipped = _usable(data, CtcNet(cfg))
     if not kept:
         raise AsrError(f"no usable training utterance for CTC ({skipped} without symbols or too short)")
     torch.manual_seed(settings.seed)
@@ -206,4 +205,4 @@ def train_ctc(feats: list[np.ndarray], texts: list[str], out_dir: str | os.PathL
     save_atomic({"format": CHECKPOINT_FORMAT, "vocab": list(VOCAB), "frontend": settings.frontend,
                  "config": dataclasses.asdict(cfg), "state_dict": {k: v.cpu() for k, v in net.state_dict().items()},
                  "meta": summary}, out / "model.pt")
-    return summary
+    return trainer.result(out, out / "model.pt", summary)

@@ -79,7 +79,7 @@ from voxanon.models.speaker.ecapa_ssl import (
 )
 from voxanon.progress import Progress
 from voxanon.training.asv import AAMSoftmax, sample_chunks, split_utterances
-from voxanon.training.trainer import Budget, Recipe, Trainer
+from voxanon.training.trainer import Budget, Recipe, Trainer, TrainResult
 
 TRAIN_LOG = "train_log.txt"
 #: what voxanon writes beside the kit's files: the run's inputs and settings, and each utterance's chunk count
@@ -375,12 +375,13 @@ def training_objects(model: EcapaSsl, n_speakers: int, cfg: EcapaSslSettings, de
     return classifier, optimizer, scheduler
 
 
-def train_ecapa_ssl(data: DataDir, out_dir: str | os.PathLike, settings: EcapaSslSettings = EcapaSslSettings(), *,
-                    pretrained: str | os.PathLike, device: str = "cpu", quiet: bool = False) -> dict:
-    """Fine-tune (or resume fine-tuning) the pretrained ``ecapa_ssl`` on ``data``; returns the training summary.
+def train_ecapa_ssl(data: DataDir, out: str | os.PathLike, settings: EcapaSslSettings = EcapaSslSettings(), *,
+                    pretrained: str | os.PathLike, device: str = "cpu", quiet: bool = False) -> TrainResult:
+    """Fine-tune (or resume fine-tuning) the pretrained ``ecapa_ssl`` on ``data`` into ``out``.
 
     ``OUT`` gets the kit's layout (module docstring), so ``ecapa_ssl:OUT`` loads the epoch with the lowest
-    validation loss.
+    validation loss (:attr:`TrainResult.model`: its ``CKPT+<epoch>/embedding_model.ckpt``; the log: the kit's
+    ``train_log.txt``).
 
     Raises
     ------
@@ -394,7 +395,7 @@ def train_ecapa_ssl(data: DataDir, out_dir: str | os.PathLike, settings: EcapaSs
     CheckpointError
         ``OUT/last.pt`` cannot be read or was made with other data, settings or pretrained model.
     """
-    out = Path(out_dir)
+    out = Path(out)
     _check_output(out)
     speakers = sorted(data.spk2utt)
     if len(speakers) < 2:
@@ -452,8 +453,8 @@ def train_ecapa_ssl(data: DataDir, out_dir: str | os.PathLike, settings: EcapaSs
                             scheduler)
     trainer.run(recipe, after_epoch=write_log)
     best = min(trainer.history, key=lambda r: r["val_loss"])
-    return {"out_dir": str(out), "speakers": len(speakers), "train_utts": len(train_utts),
-            "val_utts": len(val_utts), "train_chunks": len(train_x), "val_chunks": len(val_x),
-            "unused_utts": train_none + val_none, "steps_per_epoch": len(train_x) // settings.batch_size,
-            "epoch": trainer.epoch, "best_epoch": best["epoch"], "best_val_loss": best["val_loss"],
-            "history": trainer.history}
+    summary = {"speakers": len(speakers), "train_utts": len(train_utts), "val_utts": len(val_utts),
+               "train_chunks": len(train_x), "val_chunks": len(val_x), "unused_utts": train_none + val_none,
+               "steps_per_epoch": len(train_x) // settings.batch_size, "epoch": trainer.epoch,
+               "best_epoch": best["epoch"], "best_val_loss": best["val_loss"]}
+    return trainer.result(out, out / f"CKPT+{best['epoch']}" / ECAPA_FILE, summary, log=out / TRAIN_LOG)

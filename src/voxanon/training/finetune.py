@@ -49,7 +49,7 @@ from voxanon.models.checkpoint import save_atomic
 from voxanon.models.speaker import SpeakerEncoder
 from voxanon.progress import Progress
 from voxanon.training.asv import AAMSoftmax
-from voxanon.training.trainer import Budget, Recipe, Trainer
+from voxanon.training.trainer import Budget, Recipe, Trainer, TrainResult
 
 
 @dataclass(frozen=True)
@@ -255,14 +255,15 @@ class FinetuneRecipe(Recipe):
         return self.score()
 
 
-def train_finetune(train: DataDir, out_dir: str | os.PathLike, settings: FinetuneSettings, *, encoder: str,
+def train_finetune(data: DataDir, out: str | os.PathLike, settings: FinetuneSettings, *, encoder: str,
                    validate: Callable[[SpeakerEncoder], float], preprocess: Callable[[np.ndarray], np.ndarray],
-                   device: str = "cpu", quiet: bool = False) -> tuple[Path, list[dict]]:
-    """Fine-tune the pretrained ``encoder`` (``ge2e`` or ``dvector``) on ``train`` (or resume); returns
-    ``OUT/best.pt`` (loadable as ``<encoder>:OUT/best.pt``) and the log.
+                   device: str = "cpu", quiet: bool = False) -> TrainResult:
+    """Fine-tune the pretrained ``encoder`` (``ge2e`` or ``dvector``) on ``data`` (or resume) into ``out``:
+    ``best.pt`` (:attr:`TrainResult.model`, loadable as ``<encoder>:OUT/best.pt``), ``train_log.jsonl`` and the
+    resumable ``last.pt``.
 
     ``validate(encoder)`` gives the EER (%) that selects the best epoch; ``preprocess`` is applied to every
-    waveform first (as at scoring). The log has one entry per epoch (``epoch``, ``loss``, ``val_eer``),
+    waveform first (as at scoring). The log has one record per epoch (``epoch``, ``loss``, ``val_eer``),
     preceded by epoch 0: the pretrained model's EER, which is kept as ``best.pt`` when no epoch beats it.
 
     Raises
@@ -274,15 +275,15 @@ def train_finetune(train: DataDir, out_dir: str | os.PathLike, settings: Finetun
     CheckpointError
         ``last.pt`` cannot be read or was made with other data or settings.
     """
-    speakers = sorted(train.spk2utt)
+    speakers = sorted(data.spk2utt)
     if len(speakers) < 2:
-        raise DataError(f"{train.path}: fine-tuning needs at least two speakers, found {len(speakers)}")
+        raise DataError(f"{data.path}: fine-tuning needs at least two speakers, found {len(speakers)}")
     model = finetune_model(encoder, device)
-    out = Path(out_dir)
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     n = min(settings.speakers_per_batch, len(speakers))
     m = settings.utterances_per_speaker
-    steps = settings.steps_per_epoch or max(1, math.ceil(settings.draws_per_epoch * len(train.utt2spk) / (n * m)))
+    steps = settings.steps_per_epoch or max(1, math.ceil(settings.draws_per_epoch * len(data.utt2spk) / (n * m)))
     dim = model.encoder.dim
     loss_fn = (GE2ELoss() if settings.loss == "ge2e"
                else AAMSoftmax(dim, len(speakers), margin=0.2, scale=30.0)).to(device)
@@ -294,7 +295,7 @@ def train_finetune(train: DataDir, out_dir: str | os.PathLike, settings: Finetun
     trainer = Trainer(Budget(epochs=settings.epochs),
                       state={"model": model.module, "loss": loss_fn, "optimizer": optimizer},
                       rngs={"batches": rng}, checkpoint=out / "last.pt", identity=identity,
-                      columns=("epoch", "loss", "val_eer"), quiet=quiet)
+                      log=out / "train_log.jsonl", columns=("epoch", "loss", "val_eer"), quiet=quiet)
 
     def keep(epoch: int, eer: float) -> None:
         model.save(out / "best.pt", epoch=epoch, val_eer=eer)
@@ -304,14 +305,15 @@ def train_finetune(train: DataDir, out_dir: str | os.PathLike, settings: Finetun
     trainer.baseline(lambda epoch: validate(model.encoder), keep, loss=None)
     if not trainer.resumed and not quiet:
         print(f"pretrained {encoder}: dev EER {trainer.best:.2f} %")
-    mels = utterance_mels(train, model, preprocess, quiet=quiet) if trainer.epoch < settings.epochs else {}
+    mels = utterance_mels(data, model, preprocess, quiet=quiet) if trainer.epoch < settings.epochs else {}
 
     def report(record: dict) -> None:
         if not quiet:
             print(f"epoch {record['epoch']}: loss {record['loss']:.3f}, dev EER {record['val_eer']:.2f} % "
                   f"(best {trainer.best:.2f} %)")
 
-    recipe = FinetuneRecipe(model, loss_fn, optimizer, rng, mels, [train.spk2utt[s] for s in speakers], n, m, steps,
+    recipe = FinetuneRecipe(model, loss_fn, optimizer, rng, mels, [data.spk2utt[s] for s in speakers], n, m, steps,
                             settings, device, lambda: validate(model.encoder))
-    history = trainer.run(recipe, keep, report)
-    return out / "best.pt", history
+    trainer.run(recipe, keep, report)
+    return trainer.result(out, out / "best.pt", {"encoder": encoder, "speakers": len(speakers),
+                                                 "steps_per_epoch": steps, "epoch": trainer.epoch})

@@ -7,16 +7,21 @@ the straight-line velocity ``x1 - x0`` (mean squared error).
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
+from voxanon.atomic import write_text
 from voxanon.errors import ConfigError
+from voxanon.models.flow.checkpoint import save_flow
 from voxanon.models.flow.model import EmbeddingFlow, VelocityField
 from voxanon.progress import Progress
-from voxanon.training.trainer import Budget, Recipe, Trainer
+from voxanon.training.trainer import Budget, Recipe, Trainer, TrainResult
 
 
 @dataclass(frozen=True)
@@ -70,14 +75,17 @@ class FlowRecipe(Recipe):
         return torch.mean((self.field(xt, t) - (x1 - x0)) ** 2), 1
 
 
-def train_flow(points: np.ndarray, settings: FlowSettings, *, encoder: str = "", device: str = "cpu",
-               quiet: bool = False) -> tuple[EmbeddingFlow, dict]:
-    """Fit a :class:`VelocityField` to ``points`` (N, D) with the CFM loss (see the module docstring).
+def train_flow(points: np.ndarray, out: str | os.PathLike, settings: FlowSettings, *, name: str = "flow.pt",
+               encoder: str = "", device: str = "cpu", fp16: bool = True, meta: dict | None = None,
+               quiet: bool = False) -> TrainResult:
+    """Fit a :class:`VelocityField` to ``points`` (N, D) with the CFM loss (see the module docstring); write the
+    flow to ``out/<name>`` (:attr:`TrainResult.model`; float16 weights unless not ``fp16``) and its training log
+    to ``out/<name>.json`` (:attr:`TrainResult.summary`: ``meta``, then the epochs, steps, seconds and the loss
+    per epoch; the checkpoint holds it too).
 
     Training stops after ``settings.epochs`` passes over the data or ``settings.minutes`` of wall
     time, whichever comes first; the learning rate follows a cosine schedule over the epoch budget (or,
     with ``minutes`` only, stays constant). An epoch is ``max(1, N / batch_size)`` steps, at least 20.
-    Returns the flow (in eval mode) and a log: loss per epoch, steps, seconds.
     """
     points = np.asarray(points, dtype=np.float32)
     if points.ndim != 2 or points.shape[0] < 2:
@@ -103,7 +111,11 @@ def train_flow(points: np.ndarray, settings: FlowSettings, *, encoder: str = "",
                 after_epoch=lambda record: progress.update(1))
     progress.close()
     epoch = trainer.epoch
-    log = {"epochs": epoch, "steps": epoch * steps_per_epoch, "batch_size": s.batch_size, "lr": s.lr, "seed": s.seed,
-           "points": int(points.shape[0]), "seconds": round(trainer.seconds, 1),
+    log = {**(meta or {}), "epochs": epoch, "steps": epoch * steps_per_epoch, "batch_size": s.batch_size,
+           "lr": s.lr, "seed": s.seed, "points": int(points.shape[0]), "seconds": round(trainer.seconds, 1),
            "loss": [round(r["loss"], 5) for r in trainer.history]}
-    return EmbeddingFlow(field, mean, std, encoder=encoder, device=device), log
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    save_flow(EmbeddingFlow(field, mean, std, encoder=encoder, device=device), out / name, fp16=fp16, train_log=log)
+    write_text(out / f"{name}.json", json.dumps(log, indent=1) + "\n")
+    return trainer.result(out, out / name, log, log=out / f"{name}.json")

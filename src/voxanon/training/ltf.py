@@ -54,7 +54,7 @@ from voxanon.models.ltf.speaker import SpeakerPredictor
 from voxanon.progress import Progress
 from voxanon.training.acoustic_features import list_utterances
 from voxanon.training.asrbn import hold_out
-from voxanon.training.trainer import Budget, Recipe, Run, Schedule, Trainer
+from voxanon.training.trainer import Budget, Recipe, Run, Schedule, Trainer, TrainResult
 
 SAMPLE_RATE = 16000
 INITS = ("universal", "scratch")
@@ -213,11 +213,12 @@ def build(cfg: LtfConfig, settings: LtfSettings, n_speakers: int,
     return net, spk
 
 
-def train_ltf(train_dirs: list[str], out_dir: str, settings: LtfSettings = LtfSettings(), *,
+def train_ltf(data: list[str], out: str, settings: LtfSettings = LtfSettings(), *,
               cfg: LtfConfig = LtfConfig(), device: str = "auto", threads: int = 0, command: str = "",
-              quiet: bool = False) -> dict:
-    """Train (resuming from ``out_dir/checkpoint.pt`` when present); write ``model.pt`` + ``model.json``."""
-    run = Run.start(out_dir, settings, device, threads)
+              quiet: bool = False) -> TrainResult:
+    """Train on the data directories ``data`` (resuming from ``out/checkpoint.pt`` when present); write
+    ``out/model.pt`` + ``model.json`` (the summary)."""
+    run = Run.start(out, settings, device, threads)
     if run.resumed is not None:            # the checkpoint's settings; only the budget comes from the command
         run.require(("model", "speaker", "config", "settings", "speakers", "melmap"), "an LTF model")
         cfg = LtfConfig.from_dict(run.resumed["config"])
@@ -240,12 +241,12 @@ def train_ltf(train_dirs: list[str], out_dir: str, settings: LtfSettings = LtfSe
         raise ConfigError(f"--output mel trains through Whisper's log-mels; {encoder.name} is not a Whisper encoder "
                           "(use --content whisper-tiny:3, or --output waveform)")
     frames = settings.segment // spf
-    train_todo, valid_todo = hold_out(list_utterances(train_dirs), settings.max_valid)
+    train_todo, valid_todo = hold_out(list_utterances(data), settings.max_valid)
     start = time.monotonic()
     train_items, skipped = prepare(train_todo, encoder, spf, settings.segment, quiet)
     valid_items, valid_skipped = prepare(valid_todo, encoder, spf, settings.segment, quiet)
     if not train_items:
-        raise DataError(f"no usable training utterance in {', '.join(train_dirs)} ({len(skipped)} skipped)")
+        raise DataError(f"no usable training utterance in {', '.join(data)} ({len(skipped)} skipped)")
     mapping = None
     if cfg.output == "mel":
         add_mels(train_items + valid_items)
@@ -255,7 +256,7 @@ def train_ltf(train_dirs: list[str], out_dir: str, settings: LtfSettings = LtfSe
     index = {s: i for i, s in enumerate(speakers)}
     if run.resumed is not None:
         if speakers != run.resumed["speakers"]:
-            raise RunError(f"{run.out}/checkpoint.pt was trained on other speakers than {', '.join(train_dirs)}; "
+            raise RunError(f"{run.out}/checkpoint.pt was trained on other speakers than {', '.join(data)}; "
                            "give the same data directories or another --out")
         net, spk = LtfNet(cfg), (SpeakerPredictor(cfg.content_dim, len(speakers), grl=settings.grl)
                                  if settings.lambda_s > 0 else None)
@@ -265,11 +266,11 @@ def train_ltf(train_dirs: list[str], out_dir: str, settings: LtfSettings = LtfSe
     else:
         net, spk = build(cfg, settings, len(speakers), train_items)
     judge = Judge(encoder, spf, mapping)
-    loop = fit(net, spk, judge, train_items, valid_items, index, frames, run, settings, quiet)
+    loop, trainer = fit(net, spk, judge, train_items, valid_items, index, frames, run, settings, quiet)
     summary = {"config": dataclasses.asdict(cfg), "settings": dataclasses.asdict(settings), "command": command,
                "melmap": mapping.state() if mapping is not None else None,
                "seed": settings.seed, "device": run.device, "speakers": speakers,
-               "data": {"train": [str(Path(d).resolve()) for d in train_dirs],
+               "data": {"train": [str(Path(d).resolve()) for d in data],
                         "train_utterances": len(train_items), "train_speakers": len(speakers),
                         "train_seconds_audio": round(sum(len(it.wav) for it in train_items) / SAMPLE_RATE, 1),
                         "valid": "middle segment of one held-out utterance of each of valid_utterances speakers",
@@ -277,7 +278,7 @@ def train_ltf(train_dirs: list[str], out_dir: str, settings: LtfSettings = LtfSe
                "feature_seconds": round(feature_seconds, 1), **loop}
     save_atomic(model_file(net.cpu(), summary), run.out / "model.pt")
     write_text(run.out / "model.json", json.dumps(summary, indent=1) + "\n")
-    return summary
+    return trainer.result(run.out, run.out / "model.pt", summary)
 
 
 @dataclasses.dataclass
@@ -359,9 +360,9 @@ class LtfRecipe(Recipe):
 
 def fit(net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, items: list[Utterance],
         valid_items: list[Utterance], index: dict[str, int], frames: int, run: Run, settings: LtfSettings,
-        quiet: bool) -> dict:
+        quiet: bool) -> tuple[dict, Trainer]:
     """Train ``net`` (:class:`LtfRecipe`) on the step-driven :class:`Trainer` (resumable from ``run.resumed``);
-    returns the loop's part of the summary."""
+    returns the loop's part of the summary and the trainer."""
     device, encoder = run.device, judge.encoder
     rng = np.random.default_rng(settings.seed)
     torch.manual_seed(settings.seed)
@@ -395,4 +396,4 @@ def fit(net: LtfNet, spk: SpeakerPredictor | None, judge: Judge, items: list[Utt
     return {"steps": trainer.step, "steps_per_epoch": per_epoch, "train_seconds": round(trainer.seconds, 1),
             "parameters": n_params(net), "speaker_parameters": n_params(spk) if spk is not None else 0,
             "final_l_c": last.get("l_c"), "final_perplexity": last.get("perplexity"),
-            "final_valid_l_c": next((r["valid_l_c"] for r in reversed(records) if "valid_l_c" in r), None)}
+            "final_valid_l_c": next((r["valid_l_c"] for r in reversed(records) if "valid_l_c" in r), None)}, trainer

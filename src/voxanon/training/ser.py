@@ -12,8 +12,11 @@ from torch import nn
 
 from voxanon.data.iemocap import EMOTIONS
 from voxanon.models.checkpoint import save_atomic
-from voxanon.models.ser.compact import CHECKPOINT_FORMAT, CompactSER, CompactSERNet
-from voxanon.training.trainer import Budget, Recipe, Trainer, epoch_order
+from voxanon.models.ser.compact import CHECKPOINT_FORMAT, CompactSERNet
+from voxanon.training.trainer import Budget, Recipe, Trainer, TrainResult, epoch_order
+
+#: the model file of a run folder
+MODEL_FILE = "ser.pt"
 
 
 def _crop_batch(feats: list[torch.Tensor], idx: list[int], frames: int, gen: torch.Generator) -> torch.Tensor:
@@ -78,31 +81,33 @@ class SerRecipe(Recipe):
         return self.loss_fn(self.net(x), y), len(y)
 
 
-def train_ser(feats: list[torch.Tensor], targets: list[int], checkpoint: str | os.PathLike,
+def train_ser(data: list[tuple[torch.Tensor, int]], out: str | os.PathLike,
               settings: CompactSerSettings = CompactSerSettings(), *, labels: tuple[str, ...] = EMOTIONS,
-              meta: dict | None = None, desc: str = "SER training", quiet: bool = False) -> CompactSER:
-    """Train a :class:`CompactSERNet` on log-mel features; resumable, checkpoints written atomically.
+              meta: dict | None = None, desc: str = "SER training", quiet: bool = False) -> TrainResult:
+    """Train a :class:`CompactSERNet` on log-mel features into ``out``; resumable, checkpoints written atomically.
 
     Parameters
     ----------
-    feats : list of tensor ``(n_mels, T)``
-        Training features (from :class:`~voxanon.models.ser.features.LogMel`);
-        float16 storage is fine (batches are converted to float32).
-    targets : list of int
-        Class indices into ``labels`` (the classes the model learns; default the VPC's four).
-    checkpoint : path
-        The final model. ``<checkpoint>.partial`` holds the state after the
-        last finished epoch; a rerun with the same settings resumes from it
-        (epoch ``e`` always uses the RNG seeded with ``(seed, e)``, so resuming
-        gives the same model); with other settings training restarts.
+    data : list of (tensor ``(n_mels, T)``, int)
+        Each training utterance's features (from :class:`~voxanon.models.ser.features.LogMel`; float16 storage
+        is fine, batches are converted to float32) and its class index into ``labels`` (the classes the model
+        learns; default the VPC's four).
+    out : path
+        The run folder: ``ser.pt`` (the final model, :attr:`TrainResult.model`), ``train_log.jsonl`` and, until
+        the run ends, ``checkpoint.pt``, the state after the last finished epoch; a rerun with the same
+        settings resumes from it (epoch ``e`` always uses the RNG seeded with ``(seed, e)``, so resuming gives
+        the same model); with other settings training restarts.
     settings : CompactSerSettings
     meta : dict, optional
-        Stored in the checkpoint (e.g. the fold and its training speakers).
+        Stored in the model file with the training's own account (e.g. the fold and its training speakers):
+        :attr:`TrainResult.summary`.
     """
-    if not feats or len(feats) != len(targets):
-        raise ValueError("train_ser needs as many targets as (non-zero) training utterances")
-    checkpoint = Path(checkpoint)
-    partial = checkpoint.with_name(checkpoint.name + ".partial")
+    if not data:
+        raise ValueError("train_ser needs at least one (non-empty) training utterance")
+    feats, targets = [f for f, _ in data], [t for _, t in data]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    partial = out / "checkpoint.pt"
     s = settings
     config = {"n_mels": int(feats[0].shape[0]), "channels": s.channels, "n_classes": len(labels)}
     identity = {"n_utts": len(feats), "batch_size": s.batch_size, "crop_frames": s.crop_frames, "lr": s.lr,
@@ -119,13 +124,13 @@ def train_ser(feats: list[torch.Tensor], targets: list[int], checkpoint: str | o
     loss_fn = nn.CrossEntropyLoss(weight=class_weights(y, len(labels)))
     trainer = Trainer(Budget(epochs=s.epochs), state={"model": net, "optimiser": optimizer}, checkpoint=partial,
                       identity={"config": config, "settings": identity}, on_mismatch="restart",
-                      columns=("epoch", "loss"), desc=f"{desc} ", quiet=quiet)
+                      log=out / "train_log.jsonl", columns=("epoch", "loss"), desc=f"{desc} ", quiet=quiet)
     trainer.resume()
     trainer.run(SerRecipe(net, optimizer, loss_fn, feats, y, s))
     meta = {**(meta or {}), "epochs": s.epochs, "losses": [r["loss"] for r in trainer.history],
             "batch_size": s.batch_size, "crop_frames": s.crop_frames, "lr": s.lr, "seed": s.seed,
             "train_seconds": trainer.seconds}
     save_atomic({"format": CHECKPOINT_FORMAT, "labels": list(labels), "config": config,
-                 "state_dict": net.state_dict(), "meta": meta}, checkpoint)
+                 "state_dict": net.state_dict(), "meta": meta}, out / MODEL_FILE)
     partial.unlink(missing_ok=True)
-    return CompactSER(net.eval(), name=f"voxanon:{checkpoint}", meta=meta, labels=labels)
+    return trainer.result(out, out / MODEL_FILE, meta)

@@ -33,6 +33,11 @@ The step-driven generator recipes (acoustic, asrbn, ltf) report every few
 steps rather than per epoch, validate and checkpoint every so many seconds and
 spend a budget of steps or minutes: the same trainer with a :class:`Schedule`,
 in a :class:`Run` (output folder, device, checkpoint).
+
+Every recipe has one entry point of one shape, ``train_<recipe>(data, out, settings, *, extras) ->
+TrainResult``: ``data`` what it learns from (a data directory, a list of them, or the in-memory features or
+points), ``out`` the run folder (model, log, checkpoint), ``settings`` its ``<Recipe>Settings``, keyword-only
+extras after; the :class:`TrainResult` names the model file and the log and holds the history.
 """
 
 from __future__ import annotations
@@ -161,6 +166,40 @@ class Schedule:
     log_every: int
     valid_every_s: float
     checkpoint_every_s: float
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainResult:
+    """What every ``train_<recipe>`` returns: where the run went and how it ended.
+
+    ``out`` is the run folder; ``model`` the model file to load (the best epoch by validation where the recipe
+    selects one, else the final model; None where the run wrote none, e.g. a bottleneck still in its warm-up);
+    ``log`` the training log (JSON lines, one record per epoch or per ``log_every`` steps; the kit's text log
+    for ``ecapa_ssl``); ``history`` its records; ``metric`` the validation score's key in them (lower is
+    better; None: the run validated nothing); ``summary`` the recipe's own account of the run (what it writes
+    to ``model.json`` or into the model file).
+    """
+
+    out: Path
+    model: Path | None
+    log: Path | None
+    history: list[dict]
+    metric: str | None
+    summary: dict
+
+    def scores(self) -> list[float]:
+        """The validation scores of the history, in order."""
+        return [r[self.metric] for r in self.history if self.metric is not None and r.get(self.metric) is not None]
+
+    @property
+    def best(self) -> float | None:
+        """The lowest validation score (None: none)."""
+        return min(self.scores(), default=None)
+
+    @property
+    def final(self) -> float | None:
+        """The last validation score (None: none)."""
+        return next(reversed(self.scores()), None)
 
 
 class Recipe:
@@ -329,6 +368,15 @@ class Trainer:
         self.resumed = True
         return True
 
+    def result(self, out: str | os.PathLike, model: str | os.PathLike | None, summary: dict,
+               log: str | os.PathLike | None = None) -> TrainResult:
+        """The run's :class:`TrainResult`: folder ``out``, ``model`` file, ``summary``, the log (default: this
+        trainer's) and this trainer's history."""
+        validated = any(self.metric in r for r in self.history)
+        return TrainResult(Path(out), Path(model) if model is not None else None,
+                           Path(log) if log is not None else self.log_path, self.history,
+                           self.metric if validated else None, summary)
+
     def save(self) -> None:
         """Write the checkpoint (atomically)."""
         if self.checkpoint is not None:
@@ -389,6 +437,9 @@ class Trainer:
             return self.run_steps(recipe)
         log = (TrainLog(self.log_path, self.epoch if self.resumed else None, key="epoch")
                if self.log_path is not None else None)
+        if log is not None and not self.resumed:
+            for record in self.history:          # a fresh run's epoch 0 (:meth:`baseline`)
+                log.add(record)
         while (stop := self.budget.stop(self.epoch, self.seconds)) is None:
             epoch = self.epoch + 1
             t0 = time.monotonic()

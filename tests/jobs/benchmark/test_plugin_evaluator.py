@@ -1,6 +1,6 @@
 """A plug-in evaluator, defined and registered in this file only, with a setting of its own: a tiny benchmark
-shows its results in results.json, summary.csv, the printed table and the report, and its setting comes from the
-profile or from ``--set`` on the command line."""
+shows its results in results.json, summary.csv, its own table's CSV, the printed table and the report, and its
+setting comes from the profile or from ``--set`` on the command line."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from voxanon.data import layout
 from voxanon.data.kaldi import read_data_dir
 from voxanon.errors import ConfigError
 from voxanon.evaluation import evaluator
-from voxanon.evaluation.evaluator import Column, Evaluator, option, register
+from voxanon.evaluation.evaluator import Column, Evaluator, Table, option, register
 from voxanon.evaluation.results import RESULT_KINDS
 from voxanon.jobs.benchmark.profiles import PROFILES
 
@@ -84,6 +84,13 @@ class PeakEvaluator(Evaluator):
         return ("Peak levels", page.table(["system", "peak dBFS", "over the ceiling", "ceiling dBFS"], rows)
                 ) if rows else None
 
+    @classmethod
+    def tables(cls, results):
+        rows = [{"system": name, "over_ceiling": r.over_ceiling, "ceiling_db": r.ceiling_db}
+                for name, s in results.systems.items() if (r := s.get(cls.kind))]
+        return [Table("peak", rows, "Over the ceiling", lambda rows, page: page.table(
+            ["system", "utterances over"], [[page.fmt(r["system"]), page.fmt(r["over_ceiling"])] for r in rows]))]
+
 
 @pytest.fixture
 def peak_registered(monkeypatch):
@@ -128,6 +135,10 @@ def test_a_plugin_evaluator_and_its_setting_reach_every_output(tmp_path, peak_re
     for name in peaks:
         assert float(rows[name]["peak_db"]) == max(peaks[name]) and int(rows[name]["over_ceiling"]) == over[name]
 
+    with (out / "peak.csv").open() as fh:
+        assert {r["system"]: int(r["over_ceiling"]) for r in csv.DictReader(fh)} == over
+    assert not (out / "privacy.csv").exists()      # the built-in privacy evaluator ran nothing: no rows, no file
+
     printed = capsys.readouterr().out.splitlines()
     header = next(line for line in printed if line.startswith("system"))
     assert "peak dBFS" in header and "over ceiling" in header
@@ -138,6 +149,8 @@ def test_a_plugin_evaluator_and_its_setting_reach_every_output(tmp_path, peak_re
     assert "<th>peak dBFS</th>" in page and "<th>utterances over the ceiling</th>" in page
     assert "<h2 id='peak-levels'>Peak levels</h2>" in page
     assert f"<td>{max(peaks['mcadams']):.1f}</td><td>{over['mcadams']}</td><td>-9.5</td>" in page
+    assert "<h2 id='over-the-ceiling'>Over the ceiling</h2>" in page and f"<td>{over['mcadams']}</td>" in page
+    assert page.index("Over the ceiling</h2>") > page.index("Figures</h2>")      # the tables follow the figures
 
 
 def test_a_setting_the_evaluator_does_not_have_is_refused_before_any_work(tmp_path, peak_registered):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -17,13 +18,17 @@ from voxanon.training.flow import FlowSettings, train_flow
 
 
 @pytest.fixture(scope="module")
-def trained():
+def trained(tmp_path_factory):
     """A small flow trained briefly on clustered unit vectors (its field is far from zero)."""
     rng = np.random.default_rng(0)
     centres = unit_rows(rng.standard_normal((4, 16)))
     points = unit_rows(centres[rng.integers(0, 4, 400)] + 0.15 * rng.standard_normal((400, 16)))
-    flow, log = train_flow(points, FlowSettings(epochs=8, seed=0, hidden=64, layers=2), encoder="toy", quiet=True)
-    return flow, log, points
+    out = tmp_path_factory.mktemp("flow")
+    result = train_flow(points, out, FlowSettings(epochs=8, seed=0, hidden=64, layers=2), encoder="toy", fp16=False,
+                        quiet=True)
+    assert result.model == out / "flow.pt" and json.loads(result.log.read_text()) == result.summary
+    assert [r["epoch"] for r in result.history] == list(range(1, 9))
+    return load_flow(result.model), result.summary, points
 
 
 @pytest.mark.parametrize(("solver", "tol"), [("euler", 0.05), ("midpoint", 2e-3), ("rk4", 1e-6)])
@@ -37,7 +42,9 @@ def test_solvers_integrate_exponential_decay_both_ways(solver, tol):
 
 @pytest.mark.parametrize(("solver", "order"), [("euler", 1), ("midpoint", 2), ("rk4", 4)])
 def test_solvers_converge_at_their_order_on_a_time_dependent_field(solver, order):
-    f = lambda x, t: -(1.0 + t) * x  # noqa: E731; x(1) = x0 exp(-1.5)
+    def f(x, t):          # x(1) = x0 exp(-1.5)
+        return -(1.0 + t) * x
+
     x0 = torch.ones(1, 1, dtype=torch.float64)
     errs = [abs(float(integrate(f, x0, 0.0, 1.0, steps=n, solver=solver)) - math.exp(-1.5)) for n in (16, 32)]
     assert errs[0] / errs[1] == pytest.approx(2 ** order, rel=0.1)
@@ -107,14 +114,15 @@ def test_checkpoint_round_trip_and_bad_files(trained, tmp_path):
         load_flow(tmp_path / "missing.pt")
 
 
-def test_training_rejects_bad_settings():
+def test_training_rejects_bad_settings(tmp_path):
     points = np.random.default_rng(0).standard_normal((10, 4))
     with pytest.raises(ConfigError, match="give --epochs or --minutes"):
-        train_flow(points, FlowSettings())
+        train_flow(points, tmp_path, FlowSettings())
     with pytest.raises(ConfigError, match="--epochs must be >= 1"):
-        train_flow(points, FlowSettings(epochs=0))
+        train_flow(points, tmp_path, FlowSettings(epochs=0))
     with pytest.raises(ConfigError, match="at least 2 embeddings"):
-        train_flow(points[:1], FlowSettings(epochs=1))
+        train_flow(points[:1], tmp_path, FlowSettings(epochs=1))
     if not torch.cuda.is_available():
         with pytest.raises(ConfigError, match="CUDA is not available"):
-            train_flow(points, FlowSettings(epochs=1), device="cuda")
+            train_flow(points, tmp_path, FlowSettings(epochs=1), device="cuda")
+    assert not list(tmp_path.iterdir())

@@ -22,7 +22,8 @@ def _settings(args: argparse.Namespace):
                          lr=args.lr, n_perturb=args.perturbed, max_valid=args.max_valid)
 
 
-def _report(args: argparse.Namespace, summary: dict) -> int:
+def _report(args: argparse.Namespace, result) -> int:
+    summary = result.summary
     valid = summary["final_valid_l1"]
     loss = next(k for k in summary if k.startswith("final_train_"))
     print(f"{args.out}/model.pt: {summary['steps']} steps in {summary['train_seconds'] / 60:.1f} min, train "
@@ -78,13 +79,12 @@ def bottleneck(args: argparse.Namespace) -> int:
                                   seed=args.seed, batch_size=args.batch_size, lr=args.lr,
                                   warmup_epochs=args.warmup_epochs, decay_epochs=args.decay_epochs,
                                   n_perturb=args.perturbed, clean_copy=args.clean_copy, max_valid=args.max_valid)
-    summary = train_bottleneck(args.data_dirs, args.out, content=args.content, valid_dir=args.valid,
-                               cfg=BottleneckConfig(0, dim=args.dim, codebook_size=args.codebook,
-                                                    targets=args.targets),
-                               settings=settings, device=args.device, threads=args.threads, cache_dir=args.cache,
-                               jobs=args.jobs, command=shlex.join(["voxanon", *sys.argv[1:]]), quiet=args.quiet)
-    metric = f"val_{ERROR[args.targets]}"
-    scored = [r for r in summary["history"] if metric in r]
+    result = train_bottleneck(args.data_dirs, args.out, settings, content=args.content, valid_dir=args.valid,
+                              cfg=BottleneckConfig(0, dim=args.dim, codebook_size=args.codebook, targets=args.targets),
+                              device=args.device, threads=args.threads, cache_dir=args.cache, jobs=args.jobs,
+                              command=shlex.join(["voxanon", *sys.argv[1:]]), quiet=args.quiet)
+    summary, metric = result.summary, f"val_{ERROR[args.targets]}"
+    scored = [r for r in result.history if metric in r]
     if not scored:
         print(f"{args.out}: {summary['epochs_run']} epoch(s), all of the warm-up (--warmup-epochs "
               f"{args.warmup_epochs}): no codes yet, no model.pt written; run more epochs to go on")
@@ -115,8 +115,8 @@ def ltf(args: argparse.Namespace) -> int:
                            grl=not args.no_grl, init=args.init)
     cfg = LtfConfig(content=args.content, codebook_size=args.codebook_size, code_dim=args.code_dim,
                     gru_dim=args.gru_dim, vocoder=args.vocoder, output=args.output)
-    summary = train_ltf(args.data_dirs, args.out, cfg=cfg, settings=settings, device=args.device,
-                        threads=args.threads, command=shlex.join(["voxanon", *sys.argv[1:]]), quiet=args.quiet)
+    summary = train_ltf(args.data_dirs, args.out, settings, cfg=cfg, device=args.device, threads=args.threads,
+                        command=shlex.join(["voxanon", *sys.argv[1:]]), quiet=args.quiet).summary
     print(f"{args.out}/model.pt: {summary['steps']} steps in {summary['train_seconds'] / 60:.1f} min, content loss "
           f"{summary['final_l_c']}, valid {summary['final_valid_l_c']}, codebook perplexity "
           f"{summary['final_perplexity']:.0f}; {len(summary['data']['skipped'])} utterance(s) skipped")
@@ -128,7 +128,6 @@ def speaker_flow(args: argparse.Namespace) -> int:
 
     from voxanon.anonymizers.pseudo.pool import load_pool
     from voxanon.cli.train import FLOW_EPOCHS
-    from voxanon.models.flow import save_flow
     from voxanon.training.flow import FlowSettings, train_flow
 
     if args.threads:
@@ -137,18 +136,17 @@ def speaker_flow(args: argparse.Namespace) -> int:
     epochs = args.epochs if args.epochs is not None or args.minutes is not None else FLOW_EPOCHS
     settings = FlowSettings(epochs=epochs, minutes=args.minutes, seed=args.seed, hidden=args.hidden,
                             layers=args.layers)
-    flow, log = train_flow(pool.training_points(), settings, encoder=pool.encoder, device=args.device,
-                           quiet=args.quiet)
     command = ["voxanon", "train", "speaker-flow", str(args.pool), "--out", str(args.out), "--seed", str(args.seed),
                "--hidden", str(args.hidden), "--layers", str(args.layers), "--device", args.device]
     command += ["--epochs", str(args.epochs)] if args.epochs is not None else []
     command += ["--minutes", str(args.minutes)] if args.minutes is not None else []
     command += ["--threads", str(args.threads)] if args.threads else []
     command += ["--fp32"] if args.fp32 else []
-    log = {"command": shlex.join(command), "pool": str(args.pool), "hidden": args.hidden, "layers": args.layers,
-           "device": args.device, "threads": torch.get_num_threads(), **log}
-    save_flow(flow, args.out, fp16=not args.fp32, train_log=log)
-    Path(str(args.out) + ".json").write_text(json.dumps(log, indent=1) + "\n")
+    meta = {"command": shlex.join(command), "pool": str(args.pool), "hidden": args.hidden, "layers": args.layers,
+            "device": args.device, "threads": torch.get_num_threads()}
+    out = Path(args.out)
+    log = train_flow(pool.training_points(), out.parent, settings, name=out.name, encoder=pool.encoder,
+                     device=args.device, fp16=not args.fp32, meta=meta, quiet=args.quiet).summary
     if not args.quiet:
         print(f"{args.out}: {log['epochs']} epochs, {log['steps']} steps on {log['points']} embeddings in "
               f"{log['seconds']} s, final loss {log['loss'][-1]:.4f}")
@@ -185,11 +183,11 @@ def attacker(args: argparse.Namespace) -> int:
         raise ConfigError("--dev-enroll and --dev-trials go together: give both or neither")
     try:
         dev = (as_data_dir(args.dev_enroll), [as_data_dir(t) for t in args.dev_trials]) if args.dev_enroll else None
-        summary = train_attacker(read_data_dir(args.data_dir), args.out_dir, cfg, dev=dev,
-                                 device=device(args.device), quiet=args.quiet)
+        result = train_attacker(read_data_dir(args.data_dir), args.out_dir, cfg, dev=dev,
+                                device=device(args.device), quiet=args.quiet)
     except INPUT_ERRORS as exc:
         raise as_error(exc) from None
-    print(f"best validation EER {summary['best_eer']:.2f} %; attacker model: {Path(args.out_dir) / 'best.pt'}")
+    print(f"best validation EER {result.best:.2f} %; attacker model: {result.model}")
     return 0
 
 

@@ -18,8 +18,7 @@ from typing import Any
 from voxanon.atomic import write_text
 from voxanon.errors import DataError
 from voxanon.evaluation.evaluator import Column
-from voxanon.evaluation.results import RESULT_KINDS, PrivacyResult, from_dict, to_dict
-from voxanon.evaluation.scenarios import OO, SCENARIOS
+from voxanon.evaluation.results import RESULT_KINDS, from_dict, to_dict
 
 SCHEMA_VERSION = 5
 #: older versions this one still reads (4 added ``conditions``, absent from a version 3 file; 5 added the settings'
@@ -44,20 +43,9 @@ class SystemRecord:
         """The result of evaluator ``kind`` at ``slot`` (None when it was not run or failed)."""
         return self.results.get((kind, *slot))
 
-    def privacy(self, scenario: str, split: str) -> PrivacyResult | None:
-        """A privacy result; the original row's OA/AA-lazy equal its OO when absent (nothing is anonymized)."""
-        res = self.get("privacy", scenario, split)
-        if res is None and self.method is None and scenario in SCENARIOS and SCENARIOS[scenario].attacker == "pretrained":
-            res = self.get("privacy", OO, split)
-        return res
-
     def of_kind(self, kind: str) -> dict[tuple[str, ...], Any]:
         """Every result of one kind, by slot."""
         return {k[1:]: v for k, v in self.results.items() if k[0] == kind}
-
-    def attacker_eers(self, split: str) -> dict[str, float]:
-        """Mean EER (%) of every attacker that ran on ``split`` (scenarios and ladder rungs), by name."""
-        return {scenario: res.eer_mean for (scenario, sp), res in self.of_kind("privacy").items() if sp == split}
 
     def to_json(self) -> dict[str, Any]:
         """``results.json`` form: kinds nested by slot (``privacy[scenario][split]``)."""
@@ -343,18 +331,3 @@ def rank(summary: Summary) -> Ranking:
         for ns in performance_matrix(table_rows, measures):
             entries[ns.name].update(score=ns.combined, score_rank=ns.rank)
     return Ranking({k: RankEntry(**v) for k, v in entries.items()}, used, pareto)
-
-
-def privacy_rows(results: BenchmarkResults) -> list[dict[str, Any]]:
-    """Long table: system × scenario × split × gender with every privacy metric."""
-    rows = []
-    for name, s in results.systems.items():
-        for (scenario, split), p in s.of_kind("privacy").items():
-            for g, m in p.by_gender.items():
-                rows.append({"system": name, "scenario": scenario, "split": split, "gender": g,
-                             "eer": m.eer, "eer_ci_low": m.eer_ci.low, "eer_ci_high": m.eer_ci.high,
-                             "rocch_eer": m.rocch_eer, "cllr": m.cllr, "min_cllr": m.min_cllr,
-                             "linkability": m.linkability, "zebra_bits": m.zebra.expected_bits,
-                             "zebra_worst_log10": m.zebra.worst_case_log10, "zebra_tag": m.zebra.tag,
-                             "n_target": m.n_target, "n_nontarget": m.n_nontarget, "encoder": p.encoder})
-    return rows

@@ -1,8 +1,9 @@
-"""Render typed benchmark results: ``summary.csv``, ``privacy.csv``, figures and ``report.html``.
+"""Render typed benchmark results: ``summary.csv``, the evaluators' long tables (``privacy.csv`` ...), figures and
+``report.html``.
 
 Render only: the ranking comes computed in the results, the summary rows
 computed once (:func:`voxanon.jobs.benchmark.records.summarize`, from the
-columns and sections the evaluators declare), the listening clips come
+columns, sections, figures and tables the evaluators declare), the listening clips come
 decoded (:func:`voxanon.jobs.benchmark.run.listening_clips`).
 """
 
@@ -16,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from voxanon.atomic import atomic_open
-from voxanon.evaluation.evaluator import PRIVACY, UTILITY, Column, evaluator_classes
+from voxanon.evaluation.evaluator import PRIVACY, UTILITY, Column, Table, evaluator_classes
 from voxanon.evaluation.results import to_dict
-from voxanon.evaluation.scenarios import SCENARIOS, title
+from voxanon.evaluation.scenarios import SCENARIOS
 from voxanon.jobs.benchmark.conditions import condition_rows
 from voxanon.jobs.benchmark.records import (
     RTF,
@@ -26,7 +27,6 @@ from voxanon.jobs.benchmark.records import (
     Ranking,
     Summary,
     SummaryRow,
-    privacy_rows,
     summarize,
 )
 from voxanon.jobs.report import figures, page
@@ -125,16 +125,6 @@ def _headline_table(summary: Summary, ranking: Ranking) -> str:
     return table(header, body)
 
 
-def _privacy_table(prows: list[dict]) -> str:
-    header = ["system", "scenario", "split", "gender", "EER % [95% CI]", "ROCCH-EER", "Cllr", "minCllr",
-              "linkability", "ZEBRA bits", "tag", "trials (tar/non)"]
-    body = [[html.escape(r["system"]), html.escape(title(r["scenario"])), r["split"], r["gender"],
-             fmt_ci(r["eer"], (r["eer_ci_low"], r["eer_ci_high"])), fmt(r["rocch_eer"]), fmt(r["cllr"], 3),
-             fmt(r["min_cllr"], 3), fmt(r["linkability"], 3), fmt(r["zebra_bits"], 3), html.escape(str(r["zebra_tag"])),
-             f"{r['n_target']}/{r['n_nontarget']}"] for r in prows]
-    return table(header, body)
-
-
 def _settings_section(results: BenchmarkResults) -> str:
     data = results.data
     desc = data.description or {}
@@ -169,15 +159,22 @@ def _evaluator_sections(results: BenchmarkResults) -> list[tuple[str, str]]:
     return list(sections.items())
 
 
+def _evaluator_tables(results: BenchmarkResults) -> list[Table]:
+    """The long tables the registered evaluators declare, in registration order."""
+    return [t for evaluator in [*evaluator_classes(), *evaluator_classes(optional=True)]
+            for t in evaluator.tables(results)]
+
+
 def write_outputs(out: Path, results: BenchmarkResults, listen=None, summary: Summary | None = None) -> Path:
-    """Write results.json, summary/privacy CSVs, figures and report.html under ``out`` (``summary``: the results'
-    :func:`~voxanon.jobs.benchmark.records.summarize`, computed here when not given)."""
+    """Write results.json, summary.csv, the evaluators' table CSVs, figures and report.html under ``out``
+    (``summary``: the results' :func:`~voxanon.jobs.benchmark.records.summarize`, computed here when not given)."""
     from voxanon.jobs.benchmark.records import save_results
 
     summary = summarize(results) if summary is None else summary
-    prows = privacy_rows(results)
+    tables = _evaluator_tables(results)
     _write_csv(out / "summary.csv", summary_table(summary, results.ranking))
-    _write_csv(out / "privacy.csv", prows)
+    for t in tables:
+        _write_csv(out / f"{t.name}.csv", t.rows)
     if results.conditions:
         _write_csv(out / "conditions.csv", condition_rows(results, summary))
     save_results(out / "results.json", results)
@@ -212,7 +209,7 @@ def write_outputs(out: Path, results: BenchmarkResults, listen=None, summary: Su
         *_evaluator_sections(results),
         *([("Recording conditions", conditions)] if (conditions := conditions_section(results, summary)) else []),
         ("Figures", "<div class='figs'>" + "".join(figure(p, c) for p, c in figs) + "</div>"),
-        ("Privacy", _privacy_table(prows)),
+        *((t.title, t.html(t.rows, page)) for t in tables if t.html is not None),
         ("Listen", _listening(listen)),
         ("Settings and data", _settings_section(results)),
     ]
