@@ -1,0 +1,149 @@
+"""Conversation mode inside the corpus runner: one recording in, its anonymized conversation and RTTM out.
+
+:class:`ConversationMethod` is what ``voxanon anonymize --conversation`` hands
+to :func:`voxanon.jobs.runner.anonymize.anonymize_corpus` in place of an
+anonymizer. The runner's workers rebuild it from ``(class, config)`` like an
+anonymizer and call :meth:`~ConversationMethod.process_recording` with each
+recording's source and id (the runner's crash safety, resumption and failure
+list stay as they are). Beside each output wav go ``<utt>.json`` (the report:
+speakers, chosen keys, separation, decisions) and ``<utt>.rttm`` (the turns used).
+
+Turns come, in this order, from the given turns (RTTM or ``segments``), from
+one speaker per channel, or from :func:`voxanon.evaluation.diarization.diarize`.
+A recording the given turns do not cover fails (listed in ``failures.tsv``) and
+the corpus goes on. A stereo recording without ``per_channel`` is mixed down
+and diarized like a mono one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from voxanon.anonymizers.base import Anonymizer
+from voxanon.audio.io import load_audio
+from voxanon.data.rttm import Turn, format_turn
+from voxanon.errors import DataError
+from voxanon.jobs.conversations.conversation import (
+    ConversationResult,
+    ConversationSettings,
+    anonymize_channels,
+    anonymize_conversation,
+    check_turns,
+)
+
+
+@dataclass(frozen=True)
+class ConversationConfig:
+    """Everything a worker needs: the anonymizer (class and config) and the conversation options.
+
+    ``turns``: given turns by recording (None: diarize); ``turns_file``: where they came from (messages);
+    ``global_speakers``: the given turns' speaker names are labels across recordings (``segments``);
+    ``speaker_map``: ``(recording, speaker) -> label``; ``enrollments``: target-speaker mode's embeddings;
+    ``num_speakers``: known number of speakers for the diarizer.
+    """
+
+    method: type[Anonymizer]
+    method_config: Any
+    turns: dict[str, tuple[Turn, ...]] | None = None
+    turns_file: str | None = None
+    global_speakers: bool = False
+    speaker_map: dict[tuple[str, str], str] | None = None
+    per_channel: bool = False
+    enrollments: np.ndarray | None = None
+    num_speakers: int | None = None
+    settings: ConversationSettings = ConversationSettings()
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+class ConversationMethod:
+    """An anonymizer applied speaker by speaker to whole recordings (see the module notes)."""
+
+    sample_rate = None  # reads its recordings itself
+
+    def __init__(self, config: ConversationConfig) -> None:
+        self.config = config
+        self.anonymizer = config.method(config.method_config)
+        self.name = self.anonymizer.name
+        self._encoder = None
+        self._last: ConversationResult | None = None
+
+    def encoder(self):
+        """The speaker encoder (GE2E) of the diarizer, the key choice and the target matching, built once."""
+        if self._encoder is None:
+            from voxanon.models.speaker import load_encoder
+
+            self._encoder = load_encoder("ge2e")
+        return self._encoder
+
+    def prepare(self, *, quiet: bool = False) -> None:
+        """The anonymizer's preparation (see :meth:`voxanon.anonymizers.base.Anonymizer.prepare`)."""
+        self.anonymizer.prepare(quiet=quiet)
+
+    def settings(self) -> dict[str, Any]:
+        """The anonymizer's settings plus the conversation options, recorded with the outputs."""
+        c = self.config
+        turns = None if c.turns is None else "\n".join(sorted(format_turn(t) for ts in c.turns.values() for t in ts))
+        speaker_map = None if c.speaker_map is None else "\n".join(sorted(" ".join((*k, v))
+                                                                         for k, v in c.speaker_map.items()))
+        conversation = {  # digests of the contents: outputs made from other turns are never taken for these
+            "turns_file": c.turns_file, "turns": turns and _digest(turns), "global_speakers": c.global_speakers,
+            "speaker_map": speaker_map and _digest(speaker_map), "per_channel": c.per_channel,
+            "num_speakers": c.num_speakers,
+            "enrollments": None if c.enrollments is None else _digest(repr(np.round(c.enrollments, 5).tolist())),
+            "settings": dataclasses.asdict(c.settings)}
+        return {**self.anonymizer.settings(), "conversation": conversation}
+
+    def _labels(self, recording: str, turns: list[Turn]) -> dict[str, str]:
+        speakers = {t.speaker for t in turns}
+        if self.config.global_speakers:
+            return {s: s for s in speakers}
+        mapping = self.config.speaker_map or {}
+        return {s: mapping[(recording, s)] for s in speakers if (recording, s) in mapping}
+
+    def process_recording(self, source: str, recording: str, seed: int | str) -> tuple[np.ndarray, int, float]:
+        """Anonymize one recording; returns ``(output, rate, input seconds)`` (see :meth:`report`, :meth:`sidecars`)."""
+        c = self.config
+        if c.per_channel:
+            channels, sr = load_audio(source, mono=False)
+            labels = {f"ch{k + 1}": c.speaker_map[(recording, f"ch{k + 1}")] for k in range(channels.shape[1])
+                      if c.speaker_map and (recording, f"ch{k + 1}") in c.speaker_map}
+            self._last = anonymize_channels(self.anonymizer, channels, sr, recording=recording, seed=seed,
+                                            labels=labels, enrollments=c.enrollments, encoder=self.encoder,
+                                            settings=c.settings)
+            return self._last.wav, self._last.sr, channels.shape[0] / sr
+        wav, sr = load_audio(source)
+        if c.turns is not None:
+            if recording not in c.turns:
+                raise DataError(f"{c.turns_file}: no turns for recording {recording!r}; add them, or leave the "
+                                "turns out to diarize")
+            turns = list(c.turns[recording])
+            check_turns(turns, len(wav) / sr, f"{c.turns_file}: recording {recording}")
+        else:
+            from voxanon.evaluation.diarization import diarize
+
+            turns = diarize(wav, sr, recording=recording, num_speakers=c.num_speakers, encoder=self.encoder())
+        self._last = anonymize_conversation(self.anonymizer, wav, sr, turns, recording=recording, seed=seed,
+                                            labels=self._labels(recording, turns), enrollments=c.enrollments,
+                                            encoder=self.encoder, settings=c.settings)
+        return self._last.wav, self._last.sr, len(wav) / sr
+
+    def report(self) -> dict[str, Any] | None:
+        """The last recording's report (speakers, keys, separation, decisions), with the anonymizer's own."""
+        if self._last is None:
+            return None
+        inner = self.anonymizer.report()
+        return {**self._last.report, **({"method_report": inner} if inner is not None else {})}
+
+    def sidecars(self) -> dict[str, str]:
+        """Files written beside the last output: ``.rttm``, the turns used."""
+        if self._last is None:
+            return {}
+        return {".rttm": "".join(format_turn(t) + "\n" for t in sorted(self._last.turns))}
