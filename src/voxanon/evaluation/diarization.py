@@ -32,6 +32,9 @@ from voxanon.models.speaker import SpeakerEncoder
 
 #: the rate the VAD and the windows work at
 SAMPLE_RATE = 16000
+#: the default speaker encoder of the windows (:func:`voxanon.models.speaker.load_encoder` spec): GE2E, which found
+#: the speakers of real conversations more often than the d-vector did (``experiments/bench_diarization.py``)
+ENCODER = "ge2e"
 #: WebRTC VAD frame (seconds): one of the three lengths it accepts
 VAD_FRAME = 0.03
 
@@ -163,7 +166,7 @@ def diarize(wav: np.ndarray, sr: int, *, recording: str, num_speakers: int | Non
     wav, sr : mono float32 waveform and its rate
     recording : the recording id the turns carry
     num_speakers : the number of speakers when known (None: estimated by the clustering threshold)
-    encoder : speaker encoder of the windows (default: GE2E, :func:`voxanon.models.speaker.load_encoder`)
+    encoder : speaker encoder of the windows (default: :data:`ENCODER`)
     settings : VAD, window and clustering settings
 
     Returns
@@ -181,7 +184,7 @@ def diarize(wav: np.ndarray, sr: int, *, recording: str, num_speakers: int | Non
     if encoder is None:
         from voxanon.models.speaker import load_encoder
 
-        encoder = load_encoder("ge2e")
+        encoder = load_encoder(ENCODER)
     embeddings = encoder.embed([wav[a:b] for _, a, b in windows], SAMPLE_RATE)
     labels = cluster(embeddings, num_speakers=num_speakers, settings=settings)
     runs = _merge_short(_frame_labels(regions, windows, labels, round(0.01 * SAMPLE_RATE)),

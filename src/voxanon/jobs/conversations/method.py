@@ -19,22 +19,31 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from voxanon.anonymizers.base import Anonymizer
-from voxanon.audio.io import load_audio
-from voxanon.data.rttm import Turn, format_turn
-from voxanon.errors import DataError
+from voxanon.audio.io import load_audio, resample
+from voxanon.data.folder import scan_audio_folder
+from voxanon.data.kaldi import read_data_dir
+from voxanon.data.rttm import Turn, format_turn, read_rttm
+from voxanon.errors import ConfigError, DataError
 from voxanon.jobs.conversations.conversation import (
+    EMBED_RATE,
     ConversationResult,
     ConversationSettings,
     anonymize_channels,
     anonymize_conversation,
     check_turns,
 )
+from voxanon.jobs.conversations.pseudo import ENCODER
+from voxanon.jobs.conversations.sources import check_recordings, read_segments, read_speaker_map
+from voxanon.models.speaker import SpeakerEncoder, load_encoder
 
 
 @dataclass(frozen=True)
@@ -72,16 +81,17 @@ class ConversationMethod:
         self.config = config
         self.anonymizer = config.method(config.method_config)
         self.name = self.anonymizer.name
-        self._encoder = None
+        self._encoders: dict[str, SpeakerEncoder] = {}
         self._last: ConversationResult | None = None
 
-    def encoder(self):
-        """The speaker encoder (GE2E) of the diarizer, the key choice and the target matching, built once."""
-        if self._encoder is None:
-            from voxanon.models.speaker import load_encoder
+    def _encoder(self, spec: str) -> SpeakerEncoder:
+        if spec not in self._encoders:
+            self._encoders[spec] = load_encoder(spec)
+        return self._encoders[spec]
 
-            self._encoder = load_encoder("ge2e")
-        return self._encoder
+    def encoder(self) -> SpeakerEncoder:
+        """The speaker encoder of the key choice and the target matching (the d-vector), built once."""
+        return self._encoder(ENCODER)
 
     def prepare(self, *, quiet: bool = False) -> None:
         """The anonymizer's preparation (see :meth:`voxanon.anonymizers.base.Anonymizer.prepare`)."""
@@ -127,9 +137,11 @@ class ConversationMethod:
             turns = list(c.turns[recording])
             check_turns(turns, len(wav) / sr, f"{c.turns_file}: recording {recording}")
         else:
+            from voxanon.evaluation.diarization import ENCODER as DIARIZER_ENCODER
             from voxanon.evaluation.diarization import diarize
 
-            turns = diarize(wav, sr, recording=recording, num_speakers=c.num_speakers, encoder=self.encoder())
+            turns = diarize(wav, sr, recording=recording, num_speakers=c.num_speakers,
+                            encoder=self._encoder(DIARIZER_ENCODER))
         self._last = anonymize_conversation(self.anonymizer, wav, sr, turns, recording=recording, seed=seed,
                                             labels=self._labels(recording, turns), enrollments=c.enrollments,
                                             encoder=self.encoder, settings=c.settings)
@@ -147,3 +159,55 @@ class ConversationMethod:
         if self._last is None:
             return {}
         return {".rttm": "".join(format_turn(t) + "\n" for t in sorted(self._last.turns))}
+
+
+def recording_ids(input_path: str | os.PathLike) -> set[str]:
+    """The recording ids of a corpus as the runner names them: ``wav.scp``'s ids, or a folder's relative paths."""
+    input_path = Path(input_path)
+    if (input_path / "wav.scp").is_file():
+        return set(read_data_dir(input_path).wav_scp)
+    return set(scan_audio_folder(input_path))
+
+
+def enrollment_embeddings(paths: Sequence[str | os.PathLike], encoder: SpeakerEncoder) -> np.ndarray:
+    """Embeddings (rows) of the target speakers' enrollment clips."""
+    wavs = []
+    for path in paths:
+        wav, sr = load_audio(path, allow_silent=False)
+        wavs.append(resample(wav, sr, EMBED_RATE))
+    return encoder.embed(wavs, EMBED_RATE)
+
+
+def conversation_method(anonymizer: Anonymizer, input_path: str | os.PathLike, *, rttm: str | None = None,
+                        segments: str | None = None, per_channel: bool = False, speaker_map: str | None = None,
+                        targets: Sequence[str] = (), num_speakers: int | None = None,
+                        settings: ConversationSettings = ConversationSettings()) -> ConversationMethod:
+    """The conversation method for a corpus run, its files read and checked before any work.
+
+    Raises
+    ------
+    ConfigError
+        Options that exclude each other.
+    DataError
+        A turns file, speaker map or enrollment clip that cannot be used (named, with the line at fault).
+    """
+    if rttm and segments:
+        raise ConfigError("give the turns either as --rttm or as --segments, not both")
+    if per_channel and (rttm or segments):
+        raise ConfigError("--per-channel takes each channel as one speaker: it needs no --rttm or --segments")
+    if num_speakers is not None and (num_speakers < 1 or rttm or segments or per_channel):
+        raise ConfigError("--num-speakers (at least 1) is for the diarizer: not with --rttm, --segments or "
+                          "--per-channel")
+    turns = None
+    if rttm or segments:
+        turns = read_rttm(rttm) if rttm else read_segments(segments)
+        check_recordings(turns, recording_ids(input_path), rttm or segments)
+    encoder = load_encoder(ENCODER) if targets else None
+    config = ConversationConfig(
+        type(anonymizer), anonymizer.config,
+        turns=None if turns is None else {r: tuple(ts) for r, ts in turns.items()},
+        turns_file=rttm or segments, global_speakers=bool(segments),
+        speaker_map=read_speaker_map(speaker_map) if speaker_map else None, per_channel=per_channel,
+        enrollments=enrollment_embeddings(targets, encoder) if targets else None, num_speakers=num_speakers,
+        settings=settings)
+    return ConversationMethod(config)
