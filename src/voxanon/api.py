@@ -16,6 +16,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from collections.abc import Sequence
@@ -154,9 +155,9 @@ def anonymize_conversation(anonymizer: Anonymizer, wav: np.ndarray, sample_rate:
     wav = np.asarray(wav, dtype=np.float32)
     if wav.ndim not in (1, 2):
         raise DataError(f"anonymize_conversation: expected (samples,) or (samples, channels), got shape {wav.shape}")
-    encoder = load_encoder(ENCODER)
-    enrollments = (encoder.embed([resample(np.asarray(w, dtype=np.float32), r, EMBED_RATE) for w, r in targets],
-                                 EMBED_RATE) if targets else None)
+    encoder = functools.cache(lambda: load_encoder(ENCODER))  # built only when needed (not for one speaker)
+    enrollments = (encoder().embed([resample(np.asarray(w, dtype=np.float32), r, EMBED_RATE) for w, r in targets],
+                                   EMBED_RATE) if targets else None)
     if wav.ndim == 2:
         return anonymize_channels(anonymizer, wav, sample_rate, recording=recording, seed=seed, labels=labels,
                                   enrollments=enrollments, encoder=encoder)

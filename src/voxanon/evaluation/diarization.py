@@ -35,6 +35,8 @@ SAMPLE_RATE = 16000
 #: the default speaker encoder of the windows (:func:`voxanon.models.speaker.load_encoder` spec): GE2E, which found
 #: the speakers of real conversations more often than the d-vector did (``experiments/bench_diarization.py``)
 ENCODER = "ge2e"
+#: windows embedded per encoder call
+EMBED_BATCH = 256
 #: WebRTC VAD frame (seconds): one of the three lengths it accepts
 VAD_FRAME = 0.03
 
@@ -185,7 +187,8 @@ def diarize(wav: np.ndarray, sr: int, *, recording: str, num_speakers: int | Non
         from voxanon.models.speaker import load_encoder
 
         encoder = load_encoder(ENCODER)
-    embeddings = encoder.embed([wav[a:b] for _, a, b in windows], SAMPLE_RATE)
+    embeddings = np.concatenate([encoder.embed([wav[a:b] for _, a, b in windows[i:i + EMBED_BATCH]], SAMPLE_RATE)
+                                 for i in range(0, len(windows), EMBED_BATCH)])  # bounded memory for long recordings
     labels = cluster(embeddings, num_speakers=num_speakers, settings=settings)
     runs = _merge_short(_frame_labels(regions, windows, labels, round(0.01 * SAMPLE_RATE)),
                         round(settings.min_turn * SAMPLE_RATE))

@@ -96,36 +96,31 @@ class _Pieces:
         return np.asarray(out), int(out_sr)
 
     def render(self, pieces: list[Piece], keys: dict[str, str]) -> tuple[np.ndarray, int]:
-        """The signal with every piece of a speaker in ``keys`` anonymized, the others copied; at the output rate."""
+        """The signal with every piece of a speaker in ``keys`` anonymized, the others copied; at the output rate.
+
+        Each anonymized piece is added to the output as soon as it is made, so only one piece's output is held.
+        """
         n, margin = len(self.wav), round(self.settings.margin * self.sr)
-        done: list[tuple[int, int, np.ndarray, int] | None] = []
-        out_sr = self.sr
-        for piece in pieces:
-            if piece.speaker not in keys:
-                done.append(None)
+        anonymized = [piece.speaker in keys for piece in pieces]
+        result, out_sr = None, self.sr
+        for k, piece in enumerate(pieces):
+            if not anonymized[k]:
                 continue
             lo, hi = max(0, piece.start - margin), min(n, piece.stop + margin)
-            out, out_sr = self.anonymize(self.wav[lo:hi], keys[piece.speaker])
-            done.append((lo, hi, out, out_sr))
-        scale = out_sr / self.sr
-        total = round(n * scale)
-        result = np.zeros(total, dtype=np.float32)
-        half = max(1, round(self.settings.fade * out_sr / 2))
-        ramp = (np.sin(0.5 * np.pi * (np.arange(2 * half) + 0.5) / (2 * half)) ** 2).astype(np.float32)
-        for k, piece in enumerate(pieces):
-            a, b = round(piece.start * scale), round(piece.stop * scale)
-            if done[k] is None:
-                result[a:b] = fit_length(resample(self.wav[piece.start:piece.stop], self.sr, out_sr), b - a)
-                continue
-            lo, hi, out, rate = done[k]
-            if rate != out_sr:
+            out, rate = self.anonymize(self.wav[lo:hi], keys[piece.speaker])
+            if result is None:
+                result, out_sr = np.zeros(round(n * rate / self.sr), dtype=np.float32), rate
+            elif rate != out_sr:
                 raise RuntimeError(f"{self.anonymizer.name} gave {rate} Hz and {out_sr} Hz for pieces of one recording")
+            scale = out_sr / self.sr
             start = round(lo * scale)
             out = fit_length(out, round(hi * scale) - start)
-            fade_in = k > 0 and done[k - 1] is not None and a > 0
-            fade_out = k + 1 < len(pieces) and done[k + 1] is not None and b < total
-            x0, x1 = (a - half if fade_in else a), (b + half if fade_out else b)
-            x0, x1 = max(x0, start), min(x1, start + len(out))
+            a, b = round(piece.start * scale), round(piece.stop * scale)
+            fade_in = k > 0 and anonymized[k - 1]
+            fade_out = k + 1 < len(pieces) and anonymized[k + 1]
+            half = max(1, round(self.settings.fade * out_sr / 2))
+            ramp = (np.sin(0.5 * np.pi * (np.arange(2 * half) + 0.5) / (2 * half)) ** 2).astype(np.float32)
+            x0, x1 = max(a - half if fade_in else a, start), min(b + half if fade_out else b, start + len(out))
             weight = np.ones(x1 - x0, dtype=np.float32)
             if fade_in:
                 weight[: 2 * half] *= ramp[: len(weight[: 2 * half])]
@@ -133,6 +128,13 @@ class _Pieces:
                 tail = weight[len(weight) - 2 * half:]
                 tail *= ramp[::-1][-len(tail):]
             result[x0:x1] += out[x0 - start:x1 - start] * weight
+        if result is None:
+            result = np.zeros(n, dtype=np.float32)
+        scale = out_sr / self.sr
+        for piece, done in zip(pieces, anonymized):
+            if not done:
+                a, b = round(piece.start * scale), round(piece.stop * scale)
+                result[a:b] = fit_length(resample(self.wav[piece.start:piece.stop], self.sr, out_sr), b - a)
         return result, out_sr
 
 

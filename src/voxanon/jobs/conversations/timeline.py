@@ -54,8 +54,8 @@ def owners(turns: list[Turn], seconds: float) -> tuple[np.ndarray, list[str]]:
 def _fill_pauses(owner: np.ndarray) -> np.ndarray:
     """Each step nobody speaks goes to the nearer speaking neighbour (the middle of a pause splits it)."""
     spoken = np.flatnonzero(owner >= 0)
-    if spoken.size == 0:
-        return owner
+    if spoken.size == 0:  # turns only past the end of the grid: the first speaker takes it all
+        return np.zeros_like(owner)
     idx = np.arange(len(owner))
     after = np.searchsorted(spoken, idx)  # first spoken step at or after each step
     left = spoken[np.clip(after - 1, 0, len(spoken) - 1)]
