@@ -77,3 +77,27 @@ def test_diarized_one_speaker_recording_is_the_plain_run_byte_for_byte(corpus) -
     assert anonymize(["--quiet", str(solo), str(corpus / "out_plain")]) == EXIT_OK
     assert (corpus / "out_conv" / "solo.wav").read_bytes() == (corpus / "out_plain" / "solo.wav").read_bytes()
     assert {t.speaker for t in read_rttm(corpus / "out_conv" / "solo.rttm")["solo"]} == {"spk0"}
+
+
+def test_per_channel_keeps_the_channels_and_labels_carry_across_recordings(corpus) -> None:
+    first, second = voices()
+    stereo_in = corpus / "stereo"
+    stereo_in.mkdir()
+    n = 5 * SR
+    call = np.zeros((n, 2), dtype=np.float32)
+    call[: len(first[0][:n]), 0] = first[0][:n]
+    letters = np.concatenate(second[:4])[: n - 2 * SR]
+    call[2 * SR:2 * SR + len(letters), 1] = letters
+    sf.write(stereo_in / "call1.wav", call, SR, subtype="PCM_16")
+    sf.write(stereo_in / "call2.wav", call[:, ::-1], SR, subtype="PCM_16")  # the same people, channels swapped
+    (corpus / "map").write_text("call1 ch1 reader\ncall1 ch2 letters\ncall2 ch2 reader\ncall2 ch1 letters\n")
+    out = corpus / "out_stereo"
+    assert anonymize(["--per-channel", "--speaker-map", str(corpus / "map"), "--quiet", str(stereo_in),
+                      str(out)]) == EXIT_OK
+    one, sr = sf.read(out / "call1.wav")
+    two, _ = sf.read(out / "call2.wav")
+    assert sr == SR and one.shape == two.shape == (n, 2)
+    np.testing.assert_array_equal(one[:, 0], two[:, 1])  # the same label, the same pseudo-speaker, same output
+    assert {(t.speaker, t.channel) for t in read_rttm(out / "call1.rttm")["call1"]} == {("ch1", 1), ("ch2", 2)}
+    report = json.loads((out / "call1.json").read_text())
+    assert report["mode"] == "per-channel" and report["speakers"]["ch1"]["key"] == "reader"

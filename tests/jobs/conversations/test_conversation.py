@@ -120,3 +120,17 @@ def test_turns_past_the_end_of_the_audio_are_refused(encoder, conversation) -> N
     late = [*turns, Turn("conv", len(wav) / SR - 1.0, 5.0, "B")]
     with pytest.raises(DataError, match=r"conv: turn of B at .* ends after the audio of conv"):
         anonymize_conversation(build("mcadams", {}), wav, SR, late, recording="conv", encoder=encoder)
+
+
+def test_long_recordings_go_in_pieces_with_the_same_pseudo_speakers(encoder, conversation) -> None:
+    from voxanon.jobs.conversations.conversation import ConversationSettings
+
+    wav, turns = conversation
+    mcadams = build("mcadams", {})
+    whole = anonymize_conversation(mcadams, wav, SR, turns, recording="conv", encoder=encoder)
+    cut = anonymize_conversation(mcadams, wav, SR, turns, recording="conv", encoder=encoder,
+                                 settings=ConversationSettings(max_piece=2.0))
+    assert cut.report["pieces"] > 3 * whole.report["pieces"] and cut.wav.shape == wav.shape
+    assert {s: v["key"] for s, v in cut.report["speakers"].items()} == \
+           {s: v["key"] for s, v in whole.report["speakers"].items()}
+    assert np.corrcoef(cut.wav, whole.wav)[0, 1] > 0.9  # the same voices; only the cuts' surroundings differ
