@@ -9,8 +9,8 @@ import warnings as _warnings
 _warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
 
 #: the public API (voxanon.api), imported on first use so that ``import voxanon`` and the CLI start fast
-_API = frozenset({"Anonymizer", "AnonymizerInfo", "ParamInfo", "anonymize_dir", "anonymize_waveform",
-                  "build_anonymizer", "evaluate_privacy", "evaluate_wer", "list_anonymizers"})
+_API = frozenset({"Anonymizer", "AnonymizerInfo", "ParamInfo", "anonymize_conversation", "anonymize_dir",
+                  "anonymize_waveform", "build_anonymizer", "evaluate_privacy", "evaluate_wer", "list_anonymizers"})
 
 
 def __getattr__(name: str):

@@ -16,6 +16,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from collections.abc import Sequence
@@ -31,13 +32,16 @@ from voxanon.errors import DataError
 from voxanon.ranges import Range
 
 if TYPE_CHECKING:
+    from voxanon.data.rttm import Turn
     from voxanon.evaluation.results import AsrResult, PrivacyResult
+    from voxanon.jobs.conversations.conversation import ConversationResult
     from voxanon.jobs.runner.anonymize import RunSummary
 
 __all__ = [
     "Anonymizer",
     "AnonymizerInfo",
     "ParamInfo",
+    "anonymize_conversation",
     "anonymize_dir",
     "anonymize_waveform",
     "build_anonymizer",
@@ -115,6 +119,52 @@ def anonymize_waveform(anonymizer: Anonymizer, wav: np.ndarray, sample_rate: int
         wav, sample_rate = resample(wav, sample_rate, anonymizer.sample_rate), anonymizer.sample_rate
     out, out_sr = anonymizer.process(wav, sample_rate, utterance_rng(seed, key))
     return np.asarray(out, dtype=np.float32), int(out_sr)
+
+
+def anonymize_conversation(anonymizer: Anonymizer, wav: np.ndarray, sample_rate: int, *, seed: int | str = 0,
+                           recording: str = "recording", turns: Sequence[Turn] | None = None,
+                           num_speakers: int | None = None, labels: dict[str, str] | None = None,
+                           targets: Sequence[tuple[np.ndarray, int]] = ()) -> ConversationResult:
+    """Anonymize a recording of several speakers, each with a pseudo-speaker of their own (conversation mode).
+
+    Parameters
+    ----------
+    anonymizer : from :func:`build_anonymizer`
+    wav : mono float waveform (diarized, or split by ``turns``), or ``(samples, channels)`` with one speaker per
+        channel
+    sample_rate : its rate in Hz
+    seed, recording : speaker ``S`` draws its pseudo-speaker from the key ``<recording>/<S>`` (or a variant of it
+        chosen to keep the speakers apart; the report names it)
+    turns : the speaker turns (:class:`voxanon.data.rttm.Turn`); default: found by the diarizer
+    num_speakers : the number of speakers, when known (diarizer)
+    labels : speaker -> label across recordings: the same label gives the same pseudo-speaker in every recording
+    targets : enrollment clips ``(waveform, rate)``: only the speakers matching one are anonymized
+
+    Returns
+    -------
+    ConversationResult
+        ``wav`` (as long as the input), ``sr``, ``turns`` (those used) and ``report`` (speakers, keys, separation)
+    """
+    from voxanon.audio.io import resample
+    from voxanon.evaluation.diarization import diarize
+    from voxanon.jobs.conversations.conversation import EMBED_RATE, anonymize_channels
+    from voxanon.jobs.conversations.conversation import anonymize_conversation as conversation
+    from voxanon.jobs.conversations.pseudo import ENCODER
+    from voxanon.models.speaker import load_encoder
+
+    wav = np.asarray(wav, dtype=np.float32)
+    if wav.ndim not in (1, 2):
+        raise DataError(f"anonymize_conversation: expected (samples,) or (samples, channels), got shape {wav.shape}")
+    encoder = functools.cache(lambda: load_encoder(ENCODER))  # built only when needed (not for one speaker)
+    enrollments = (encoder().embed([resample(np.asarray(w, dtype=np.float32), r, EMBED_RATE) for w, r in targets],
+                                   EMBED_RATE) if targets else None)
+    if wav.ndim == 2:
+        return anonymize_channels(anonymizer, wav, sample_rate, recording=recording, seed=seed, labels=labels,
+                                  enrollments=enrollments, encoder=encoder)
+    if turns is None:
+        turns = diarize(wav, sample_rate, recording=recording, num_speakers=num_speakers)
+    return conversation(anonymizer, wav, sample_rate, list(turns), recording=recording, seed=seed, labels=labels,
+                        enrollments=enrollments, encoder=encoder)
 
 
 def anonymize_dir(input_path: PathLike, output_path: PathLike, anonymizer: Anonymizer | str, *,

@@ -118,11 +118,21 @@ def test_write_wav_refuses_bad_audio_without_touching_the_target(tmp_path: Path)
     path = tmp_path / "o.wav"
     write_wav(path, np.full(10, 0.1), 16000)
     before = path.read_bytes()
-    for bad in (np.array([0.1, np.nan]), np.zeros(0), np.zeros((2, 5))):
+    for bad in (np.array([0.1, np.nan]), np.zeros(0), np.zeros((2, 5, 1)), np.array([[0.1, np.inf]])):
         with pytest.raises(AudioError):
             write_wav(path, bad, 16000)
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["o.wav"]
+
+
+def test_write_wav_keeps_channels_and_load_audio_gives_them_back(tmp_path: Path) -> None:
+    stereo = np.stack([np.full(8, 0.5), np.full(8, -0.25)], axis=1)
+    write_wav(tmp_path / "s.wav", stereo, 8000)
+    channels, sr = load_audio(tmp_path / "s.wav", mono=False)
+    assert sr == 8000 and channels.shape == (8, 2)
+    np.testing.assert_allclose(channels, stereo, atol=1e-4)
+    mono, _ = load_audio(tmp_path / "s.wav")
+    np.testing.assert_allclose(mono, 0.125, atol=1e-4)
 
 
 def test_pcm16_rounds_to_nearest() -> None:

@@ -1,7 +1,8 @@
 """Audio input/output: load anything soundfile reads, write 16-bit PCM WAV atomically.
 
 Multi-channel input is mixed down to mono by averaging the channels (the
-anonymizers and the evaluation models are all single-channel). Samples are
+anonymizers and the evaluation models are all single-channel), unless the
+caller asks for the channels (one speaker per channel in conversation mode). Samples are
 float32 in [-1, 1].
 """
 
@@ -50,8 +51,8 @@ def _decode_pipe_output(command: str) -> tuple[np.ndarray, int]:
                          f"(starts with {head!r}): {str(exc).split(': ', 1)[-1]}") from None
 
 
-def load_audio(source: str | os.PathLike, *, allow_silent: bool = True) -> tuple[np.ndarray, int]:
-    """Load an audio file or a ``wav.scp`` pipe entry as mono float32.
+def load_audio(source: str | os.PathLike, *, allow_silent: bool = True, mono: bool = True) -> tuple[np.ndarray, int]:
+    """Load an audio file or a ``wav.scp`` pipe entry as mono float32 (``mono=False``: ``(frames, channels)``).
 
     Parameters
     ----------
@@ -90,7 +91,7 @@ def load_audio(source: str | os.PathLike, *, allow_silent: bool = True) -> tuple
     check_waveform(wav, text)
     if not allow_silent and not np.any(wav):
         raise AudioError(f"audio is silent (all zeros): {text}")
-    return np.ascontiguousarray(wav, dtype=np.float32), int(sr)
+    return np.ascontiguousarray(wav if mono else data, dtype=np.float32), int(sr)
 
 
 def wav_truncation(path: str | os.PathLike) -> tuple[int, int] | None:
@@ -165,13 +166,17 @@ def to_pcm16(wav: np.ndarray) -> np.ndarray:
 def write_wav(path: str | os.PathLike, wav: np.ndarray, sr: int) -> None:
     """Write 16-bit PCM WAV atomically: a temporary file in the same folder, then rename.
 
+    ``wav`` is mono ``(n,)`` or multi-channel ``(n, channels)``.
+
     A process killed at any moment leaves either no file or the complete file
     (plus, at worst, a temporary ``.<name>.<random>.tmp`` that readers must ignore).
     """
-    check_waveform(np.asarray(wav), str(path))
     wav = np.asarray(wav)
+    for channel in (wav.T if wav.ndim == 2 else [wav]):
+        check_waveform(channel, str(path))
     encoded = io.BytesIO()  # encode in memory: a write error (disk full) then raises here, not in a cffi callback
-    with sf.SoundFile(encoded, "w", sr, 1, subtype="PCM_16", format="WAV") as fh:
+    channels = wav.shape[1] if wav.ndim == 2 else 1
+    with sf.SoundFile(encoded, "w", sr, channels, subtype="PCM_16", format="WAV") as fh:
         for start in range(0, len(wav), PCM_BLOCK):
             fh.write(to_pcm16(wav[start : start + PCM_BLOCK]))
     with atomic_open(path) as fh:

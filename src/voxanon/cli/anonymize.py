@@ -38,6 +38,15 @@ settings); 1 a crash (a bug).
 
 --method takes a registered name (see `voxanon list`) or the import path
 package.module:Class of an Anonymizer subclass that is not registered.
+
+Conversation mode (--conversation, or any of --rttm, --segments,
+--per-channel, --speaker-map, --target-speaker): each input file is a
+recording of several speakers. Its speakers are found by the diarizer (or
+given by --rttm / --segments, or one per channel with --per-channel) and each
+gets a pseudo-speaker of their own, chosen to stay apart from the others;
+timing is kept. Beside each output go <utt>.rttm (the turns used) and
+<utt>.json (speakers, chosen keys, separation). A stereo file without
+--per-channel is mixed down and diarized. See docs/conversations.md.
 """
 
 
@@ -71,6 +80,11 @@ def _backend(args: argparse.Namespace):
     return None
 
 
+def _conversation_mode(args: argparse.Namespace) -> bool:
+    return bool(args.conversation or args.rttm or args.segments or args.per_channel or args.speaker_map
+                or args.target_speaker or args.num_speakers is not None)
+
+
 def run(args: argparse.Namespace) -> int:
     from voxanon.anonymizers.registry import build
     from voxanon.jobs.runner.anonymize import (
@@ -84,6 +98,15 @@ def run(args: argparse.Namespace) -> int:
         anonymizer = build(args.method, method_params(args))
     except (KeyError, ValueError) as exc:  # unknown method or bad parameter
         raise ConfigError(exc.args[0] if exc.args else str(exc)) from None
+    if _conversation_mode(args):
+        if args.level != "utterance":
+            raise ConfigError("--level speaker does not apply to conversations: give --speaker-map for the same "
+                              "person to get the same pseudo-speaker across recordings")
+        from voxanon.jobs.conversations.method import conversation_method
+
+        anonymizer = conversation_method(anonymizer, args.input, rttm=args.rttm, segments=args.segments,
+                                         per_channel=args.per_channel, speaker_map=args.speaker_map,
+                                         targets=args.target_speaker, num_speakers=args.num_speakers)
     output = output_dir_for(args.input, args.output, args.suffix)
     summary = anonymize_corpus(args.input, output, anonymizer, seed=args.seed, level=args.level, jobs=args.jobs,
                                force=args.force, quiet=args.quiet, backend=backend, limiter=not args.no_limiter)
@@ -123,6 +146,18 @@ def register(commands) -> None:
     p.add_argument("--no-limiter", action="store_true",
                    help="clip outputs above full scale instead of limiting their peaks (reported either way)")
     p.add_argument("--quiet", action="store_true", help="no progress or summary output")
+    conv = p.add_argument_group("conversation mode (see docs/conversations.md)")
+    conv.add_argument("--conversation", action="store_true",
+                      help="recordings of several speakers: diarize, one pseudo-speaker per speaker")
+    conv.add_argument("--rttm", metavar="FILE", help="the speaker turns of the recordings (RTTM) instead of diarizing")
+    conv.add_argument("--segments", metavar="FILE",
+                      help="the turns as a Kaldi segments file, with the utt2spk beside it naming the speakers")
+    conv.add_argument("--per-channel", action="store_true", help="one speaker per channel (call-centre stereo)")
+    conv.add_argument("--speaker-map", metavar="FILE",
+                      help="'<recording> <speaker> <label>' lines: the same label, the same pseudo-speaker")
+    conv.add_argument("--target-speaker", action="append", default=[], metavar="ENROLL.wav",
+                      help="anonymize only the speakers matching this enrollment clip (repeatable)")
+    conv.add_argument("--num-speakers", type=int, metavar="N", help="the number of speakers, when known (diarizer)")
     p.add_argument("input", metavar="INPUT", help="data directory or folder of audio files")
     p.add_argument("output", metavar="OUTPUT", help="output folder (parent folder with --suffix)")
     p.set_defaults(handler=run)

@@ -28,7 +28,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -47,6 +47,18 @@ FATAL_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 def report_path(out: Path) -> Path:
     """Where the report of a method (:meth:`Anonymizer.report`) on an output wav goes: ``<utt>.json`` beside it."""
     return out.with_suffix(".json")
+
+
+@runtime_checkable
+class RecordingMethod(Protocol):
+    """A method that reads each recording itself (its channels, its speaker turns): conversation mode
+    (:class:`voxanon.jobs.conversations.method.ConversationMethod`)."""
+
+    def process_recording(self, source: str, recording: str, seed: int | str) -> tuple[np.ndarray, int, float]:
+        """``(output, rate, input seconds)`` of the recording at ``source`` with id ``recording``."""
+
+    def sidecars(self) -> dict[str, str]:
+        """Texts to write beside the last output, by file suffix (e.g. ``.rttm``)."""
 
 
 class Task(NamedTuple):
@@ -102,14 +114,19 @@ def anonymize_task(anonymizer: Anonymizer, task: Task, seed: int | str, *, limit
 def _anonymize_task(anonymizer: Anonymizer, task: Task, seed: int | str, limiter: bool) -> Result:
     warnings: list[str] = []
     try:
-        wav, sr = load_audio(task.source)
-        in_seconds = len(wav) / sr
+        sidecars: dict[str, str] = {}
+        if isinstance(anonymizer, RecordingMethod):
+            out, out_sr, in_seconds = anonymizer.process_recording(task.source, task.utt, seed)
+            sidecars = anonymizer.sidecars()
+        else:
+            wav, sr = load_audio(task.source)
+            in_seconds = len(wav) / sr
+            if anonymizer.sample_rate and sr != anonymizer.sample_rate:
+                wav, sr = resample(wav, sr, anonymizer.sample_rate), anonymizer.sample_rate
+            out, out_sr = anonymizer.process(wav, sr, utterance_rng(seed, task.key))
         truncated = wav_truncation(task.source)
         if truncated:
             warnings.append(truncated)
-        if anonymizer.sample_rate and sr != anonymizer.sample_rate:
-            wav, sr = resample(wav, sr, anonymizer.sample_rate), anonymizer.sample_rate
-        out, out_sr = anonymizer.process(wav, sr, utterance_rng(seed, task.key))
         out, out_sr = np.asarray(out), int(out_sr)
         report = anonymizer.report()
         clipping = _clipping_warning(out, limiter) if out.ndim == 1 else None
@@ -124,6 +141,8 @@ def _anonymize_task(anonymizer: Anonymizer, task: Task, seed: int | str, limiter
     try:
         if report is not None:  # before the wav: an output that exists has its report
             write_text(report_path(task.out), json.dumps(report, indent=1) + "\n")
+        for suffix, text in sidecars.items():
+            write_text(task.out.with_suffix(suffix), text)
         write_wav(task.out, out, out_sr)
     except OSError as exc:
         return Result(task, 0.0, 0.0, f"cannot write {task.out}: {exc.strerror or exc}",
