@@ -12,7 +12,7 @@ Per speaker, ``enroll_per_speaker`` utterances are held out of every
 conversation as enrollment. Speakers keep their corpus ids. Every choice is a
 hash of the seed and what it is for.
 
-Layout under the output folder::
+Layout under the output folder (names in :mod:`voxanon.data.conversations`)::
 
     wav/conversations/<rec>.wav        16 kHz mono recordings
     wav/enrolls/<spk>/<utt>.wav        held-out single-speaker utterances
@@ -35,6 +35,7 @@ from voxanon.atomic import write_text
 from voxanon.audio.io import load_audio, resample, write_wav
 from voxanon.audio.level import set_level
 from voxanon.data import layout
+from voxanon.data.conversations import CONVERSATIONS, DESCRIPTION, ENROLLS, RTTM, STM
 from voxanon.data.kaldi import DataDir, read_data_dir, write_data_dir
 from voxanon.data.rttm import write_rttm
 from voxanon.data.stm import Segment, write_stm
@@ -44,9 +45,6 @@ from voxanon.jobs.corpus.seeding import unit
 from voxanon.jobs.corpus.sets import SAMPLE_RATE
 from voxanon.progress import Progress
 
-CONVERSATIONS, ENROLLS = "conversations", "enrolls"
-RTTM, STM = "reference.rttm", "reference.stm"
-DESCRIPTION = "conversations.json"
 #: silence before the first and after the last turn (s)
 EDGE_S = 0.5
 #: the most a turn change overlaps, as a share of the shorter turn (no three people talk at once)
