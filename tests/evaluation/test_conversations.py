@@ -157,3 +157,29 @@ def test_trials_are_the_stretches_where_nobody_else_talks():
     assert trial_pieces(segs) == [("r-t000-0", "a", 0.0, 2.5), ("r-t001-0", "b", 3.0, 5.0)]
     assert overlap_regions(segs, min_s=0.5) == [("r-ov000", ("a", "b"), 2.5, 3.0)]
     assert overlap_regions(segs, min_s=0.6) == []
+
+
+def test_bad_input_to_the_commands_is_one_line(corpus, tmp_path, capsys):
+    from voxanon.cli import main
+
+    assert main(["data", "conversations", str(tmp_path / "nothing"), str(tmp_path / "x")]) == 3
+    assert "voxanon data synth" in capsys.readouterr().err
+    assert main(["evaluate", "conversations", str(corpus), "--out", str(tmp_path / "r"), "--diarizer", "nope",
+                 "--asr", "none"]) == 2
+    assert "unknown diarizer 'nope'" in capsys.readouterr().err
+    assert main(["evaluate", "conversations", str(corpus), "--out", str(tmp_path / "r"), "--asr", "none",
+                 "--anonymized", str(tmp_path / "missing"), "--n-boot", "10", "--quiet"]) == 3
+    assert "no such folder" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_command_runs_the_evaluation_with_ge2e(corpus, tmp_path, capsys):
+    from voxanon.cli import main
+
+    assert main(["evaluate", "conversations", str(corpus), "--out", str(tmp_path / "r"), "--asr", "none",
+                 "--anonymized", str(corpus / "data/conversations"), "--anon-enroll", str(corpus / "data/enrolls"),
+                 "--n-boot", "10", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("strongest attacker: ") and "AA-lazy ge2e" in out and "OO ge2e" in out
+    saved = json.loads((tmp_path / "r/results.json").read_text())
+    assert saved["settings"]["diarizer"] == "oracle" and saved["sides"]["anonymized"]["diarization"]["der"] == 0

@@ -31,6 +31,7 @@ names its encoder, ASR or diarizer, and the settings are kept beside them.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import os
@@ -46,7 +47,7 @@ from voxanon.data.conversations import CONVERSATIONS, ENROLLS, ConversationCorpu
 from voxanon.data.kaldi import GENDERS, DataDir, Trial, read_data_dir, write_data_dir
 from voxanon.data.rttm import Turn, write_rttm
 from voxanon.data.stm import Segment
-from voxanon.errors import DataError
+from voxanon.errors import ConfigError, DataError
 from voxanon.evaluation.results import PrivacyResult, to_dict
 from voxanon.evaluation.scenarios import AA_LAZY, OA, OO, strongest_attacker
 from voxanon.metrics.cpwer import cpwer, speaker_texts
@@ -76,6 +77,27 @@ def oracle_diarizer(reference: Mapping[str, list[Turn]]) -> Diarizer:
     def diarize(wav: np.ndarray, sr: int, *, recording: str, num_speakers: int | None = None) -> list[Turn]:
         return list(reference[recording])
     return diarize
+
+
+#: diarizer specs of :func:`load_diarizer`
+DIARIZERS = ("oracle", "voxanon", "none")
+
+
+def load_diarizer(spec: str) -> Diarizer | None:
+    """The diarizer named ``spec``: ``oracle`` (:func:`oracle_diarizer`, bound by :func:`evaluate_conversations`:
+    None here), ``voxanon`` or ``voxanon:<encoder>`` (conversation mode's
+    :func:`voxanon.evaluation.diarization.diarize`), ``none`` (no DER: None)."""
+    kind, _, encoder = spec.partition(":")
+    if kind in ("oracle", "none"):
+        return None
+    if kind != "voxanon":
+        raise ConfigError(f"unknown diarizer {spec!r}; choose {', '.join(DIARIZERS)} (voxanon:ENCODER)")
+    try:
+        from voxanon.evaluation.diarization import diarize
+    except ImportError:
+        raise ConfigError("the voxanon diarizer comes with conversation mode, which this installation lacks; "
+                          "use --diarizer oracle") from None
+    return functools.partial(diarize, encoder=encoder) if encoder else diarize
 
 
 @dataclass(frozen=True)
@@ -375,6 +397,7 @@ def evaluate_conversations(corpus: str | os.PathLike, out: str | os.PathLike, *,
     out = Path(out)
     if anonymize is not None:
         anonymized, anon_enroll = anonymize_corpus(data, anonymize, out / "anonymized", quiet=quiet)
+    recordings = read_recordings(anonymized, data.recordings) if anonymized is not None else None
     if diarizer is None and diarizer_name == "oracle":
         diarizer = oracle_diarizer(data.turns)
     settings = {"collar": collar, "oracle_count": oracle_count, "normalization": normalization, "n_boot": n_boot,
@@ -396,8 +419,7 @@ def evaluate_conversations(corpus: str | os.PathLike, out: str | os.PathLike, *,
                   settings=settings, quiet=quiet)
     sides, lists = {}, {}
     sides[ORIGINAL], lists[ORIGINAL] = _side(data, data.recordings, out / ORIGINAL, **common)
-    if anonymized is not None:
-        recordings = read_recordings(anonymized, data.recordings)
+    if recordings is not None:
         sides[system], lists[system] = _side(data, recordings, out / system, **common)
     attacks: dict[str, PrivacyResult] = {}
     scenarios = [OO] + ([OA] if anonymized else []) + ([AA_LAZY] if anonymized and anon_enroll else [])
