@@ -149,6 +149,7 @@ def register(commands) -> None:
     p.add_argument("--collar", type=Range(0).option(float), default=0.25,
                    help="forgiveness collar around reference boundaries, seconds (default 0.25, as md-eval)")
     p.add_argument("--asr", default="whisper-tiny", help="ASR spec for cpWER, or none (default: whisper-tiny)")
+    p.add_argument("--cache", help="embedding and hypothesis cache (default: OUT/cache; runs may share one)")
     p.add_argument("--normalization", default="spoken",
                    help="text normalisation before cpWER (as `evaluate utility`; default: spoken, as the benchmark)")
     p.add_argument("--n-boot", type=Range(1).option(int), default=1000,

@@ -348,7 +348,7 @@ def anonymize_corpus(corpus: ConversationCorpus, anonymize: Anonymize, out: Path
 
 
 def _side(corpus: ConversationCorpus, recordings: DataDir, work: Path, *, diarizer, diarizer_name, encoders, asr,
-          centroids, settings, quiet) -> tuple[SideResult, list[Path]]:
+          centroids, settings, cache_dir, quiet) -> tuple[SideResult, list[Path]]:
     """Trials of one side (written), and its diarization, cpWER and overlap leak."""
     genders = corpus.enroll.spk2gender
     trials = cut(recordings, {r: trial_pieces(s) for r, s in corpus.reference.items()}, work / "trials", genders)
@@ -361,7 +361,7 @@ def _side(corpus: ConversationCorpus, recordings: DataDir, work: Path, *, diariz
     if asr is not None:
         turns = cut(recordings, {r: [(f"{r}-s{k:03d}", s.speaker, s.start, s.end) for k, s in enumerate(segs)]
                                  for r, segs in corpus.reference.items()}, work / "turns")
-        words = cpwer_side(turns, corpus.reference, asr, work.parent / "cache" / "asr",
+        words = cpwer_side(turns, corpus.reference, asr, cache_dir / "asr",
                            normalization=settings["normalization"], quiet=quiet)
     regions = {r: overlap_regions(s) for r, s in corpus.reference.items()}
     leak = {}
@@ -369,7 +369,7 @@ def _side(corpus: ConversationCorpus, recordings: DataDir, work: Path, *, diariz
         talking = {utt: spk for items in regions.values() for utt, spk, _, _ in items}
         cuts = cut(recordings, {r: [(u, "+".join(s), a, b) for u, s, a, b in items] for r, items in regions.items()},
                    work / "overlap")
-        leak = {spec: overlap_leak(cuts, talking, centroids[spec], enc, work.parent / "cache" / "embeddings",
+        leak = {spec: overlap_leak(cuts, talking, centroids[spec], enc, cache_dir / "embeddings",
                                    quiet=quiet) for spec, enc in encoders.items()}
     return SideResult(str(recordings.path), diar, words, leak), lists
 
@@ -380,14 +380,16 @@ def evaluate_conversations(corpus: str | os.PathLike, out: str | os.PathLike, *,
                            diarizer: Diarizer | None = None, diarizer_name: str = "oracle",
                            encoders: tuple = ("ge2e",), asr=None, normalization: str = "spoken",
                            collar: float = DEFAULT_COLLAR, oracle_count: bool = False, n_boot: int = 1000,
-                           device: str = "cpu", quiet: bool = False) -> ConversationResult:
+                           cache_dir: str | os.PathLike | None = None, device: str = "cpu",
+                           quiet: bool = False) -> ConversationResult:
     """Evaluate ``corpus``'s original recordings and (given ``anonymized``, or ``anonymize`` to make them under
     ``out/anonymized``) their anonymized copy; write ``results.json`` and the CSV tables to ``out``.
 
     ``diarizer`` (None: no DER) defaults to the oracle (:func:`oracle_diarizer`) when ``diarizer_name`` is
     ``oracle``; ``encoders``: specs for :func:`~voxanon.models.speaker.load_encoder`, or encoders; ``asr``: an
     :class:`~voxanon.models.asr.AsrBackend` (None: no cpWER); ``anon_enroll``: the anonymized enrollment for
-    AA-lazy (made by ``anonymize`` when given).
+    AA-lazy (made by ``anonymize`` when given); ``cache_dir``: embedding and hypothesis caches (default
+    ``out/cache``; runs may share one).
     """
     from voxanon.evaluation.embeddings import extract_embeddings
     from voxanon.evaluation.privacy import enrollment_models, run_scenarios
@@ -408,7 +410,8 @@ def evaluate_conversations(corpus: str | os.PathLike, out: str | os.PathLike, *,
     loaded = {e if isinstance(e, str) else e.name: load_encoder(e, device=device) if isinstance(e, str) else e
               for e in encoders}
     settings["encoders"] = list(loaded)
-    cache = out / "cache" / "embeddings"
+    cache_dir = Path(cache_dir) if cache_dir is not None else out / "cache"
+    cache = cache_dir / "embeddings"
     speakers = sorted(data.enroll.spk2gender)
     centroids = {}
     for spec, enc in loaded.items():
@@ -416,7 +419,7 @@ def evaluate_conversations(corpus: str | os.PathLike, out: str | os.PathLike, *,
                                    speakers)
         centroids[spec] = dict(zip(speakers, models))
     common = dict(diarizer=diarizer, diarizer_name=diarizer_name, encoders=loaded, asr=asr, centroids=centroids,
-                  settings=settings, quiet=quiet)
+                  settings=settings, cache_dir=cache_dir, quiet=quiet)
     sides, lists = {}, {}
     sides[ORIGINAL], lists[ORIGINAL] = _side(data, data.recordings, out / ORIGINAL, **common)
     if recordings is not None:

@@ -304,7 +304,8 @@ def conversations(args: argparse.Namespace) -> int:
             args.corpus, args.out, anonymized=args.anonymized, anon_enroll=args.anon_enroll, system=args.system,
             diarizer=load_diarizer(args.diarizer), diarizer_name=args.diarizer,
             encoders=tuple(args.encoder or ["ge2e"]), asr=asr, normalization=args.normalization, collar=args.collar,
-            oracle_count=args.oracle_count, n_boot=args.n_boot, device=device(args.device), quiet=args.quiet)
+            oracle_count=args.oracle_count, n_boot=args.n_boot, cache_dir=args.cache, device=device(args.device),
+            quiet=args.quiet)
     except INPUT_ERRORS as exc:
         raise as_error(exc) from None
     print(format_conversation_tables(result))
