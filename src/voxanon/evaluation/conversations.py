@@ -83,10 +83,10 @@ def oracle_diarizer(reference: Mapping[str, list[Turn]]) -> Diarizer:
 DIARIZERS = ("oracle", "voxanon", "none")
 
 
-def load_diarizer(spec: str) -> Diarizer | None:
+def load_diarizer(spec: str, device: str = "cpu") -> Diarizer | None:
     """The diarizer named ``spec``: ``oracle`` (:func:`oracle_diarizer`, bound by :func:`evaluate_conversations`:
-    None here), ``voxanon`` or ``voxanon:<encoder>`` (conversation mode's
-    :func:`voxanon.evaluation.diarization.diarize`), ``none`` (no DER: None)."""
+    None here), ``voxanon`` or ``voxanon:<encoder spec>`` (conversation mode's
+    :func:`voxanon.evaluation.diarization.diarize`, with its own encoder or that one), ``none`` (no DER: None)."""
     kind, _, encoder = spec.partition(":")
     if kind in ("oracle", "none"):
         return None
@@ -97,7 +97,11 @@ def load_diarizer(spec: str) -> Diarizer | None:
     except ImportError:
         raise ConfigError("the voxanon diarizer comes with conversation mode, which this installation lacks; "
                           "use --diarizer oracle") from None
-    return functools.partial(diarize, encoder=encoder) if encoder else diarize
+    if not encoder:
+        return diarize
+    from voxanon.models.speaker import load_encoder
+
+    return functools.partial(diarize, encoder=load_encoder(encoder, device=device))
 
 
 @dataclass(frozen=True)

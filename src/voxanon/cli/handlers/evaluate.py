@@ -302,7 +302,7 @@ def conversations(args: argparse.Namespace) -> int:
     try:
         result = evaluate_conversations(
             args.corpus, args.out, anonymized=args.anonymized, anon_enroll=args.anon_enroll, system=args.system,
-            diarizer=load_diarizer(args.diarizer), diarizer_name=args.diarizer,
+            diarizer=load_diarizer(args.diarizer, device(args.device)), diarizer_name=args.diarizer,
             encoders=tuple(args.encoder or ["ge2e"]), asr=asr, normalization=args.normalization, collar=args.collar,
             oracle_count=args.oracle_count, n_boot=args.n_boot, cache_dir=args.cache, device=device(args.device),
             quiet=args.quiet)
