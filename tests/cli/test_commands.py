@@ -24,11 +24,12 @@ def test_top_level_commands_are_the_verbs_and_the_utilities() -> None:
 
 def test_each_group_holds_its_commands() -> None:
     top = _subcommands(build_parser())
-    assert list(_subcommands(top["data"])) == ["synth", "pii", "librispeech", "iemocap", "games", "speaker-pool"]
+    assert list(_subcommands(top["data"])) == ["synth", "conversations", "pii", "librispeech", "iemocap", "games",
+                                               "speaker-pool"]
     assert list(_subcommands(top["train"])) == ["acoustic", "asrbn", "bottleneck", "f3va", "ltf", "speaker-flow",
                                                 "attacker", "ser"]
     evaluate = _subcommands(top["evaluate"])
-    assert list(evaluate) == ["privacy", "utility", "content-privacy", "vpc", "learnability"]
+    assert list(evaluate) == ["privacy", "utility", "content-privacy", "conversations", "vpc", "learnability"]
     assert list(_subcommands(evaluate["learnability"])) == ["ser", "asr"]
 
 

@@ -1,5 +1,6 @@
-"""``voxanon data``: prepare data sets: the offline corpus (``synth``), SECA's PII test set (``pii``), VPC data
-from local LibriSpeech and IEMOCAP releases, the freeware adventure games' speech (``games``), and the
+"""``voxanon data``: prepare data sets: the offline corpus (``synth``), conversations of its voices
+(``conversations``), SECA's PII test set (``pii``), VPC data from local LibriSpeech and IEMOCAP releases, the
+freeware adventure games' speech (``games``), and the
 pseudo-speaker pool (``speaker-pool``)."""
 
 from __future__ import annotations
@@ -29,6 +30,20 @@ def run_synth(args: argparse.Namespace) -> int:
         from voxanon.jobs.corpus.check import check_separability
 
         print(json.dumps(check_separability(args.out, encoder=args.encoder, quiet=args.quiet), indent=1))
+    return 0
+
+
+def run_conversations(args: argparse.Namespace) -> int:
+    from voxanon.jobs.corpus.conversations import ConversationSettings, build_conversations
+
+    settings = ConversationSettings(conversations=args.conversations, overlaps=tuple(args.overlaps),
+                                    min_speakers=args.speakers[0], max_speakers=args.speakers[1],
+                                    turns_per_speaker=args.turns, enroll_per_speaker=args.enroll, seed=args.seed)
+    desc = build_conversations(args.corpus, args.out, settings, quiet=args.quiet)
+    if not args.quiet:
+        for rec, info in desc["recordings"].items():
+            print(f"{rec}: {len(info['speakers'])} speakers, {info['turns']} turns, {info['duration']:.1f} s, "
+                  f"overlap {100 * info['overlap']:.1f} % (asked {100 * info['overlap_target']:.0f} %)")
     return 0
 
 
@@ -137,6 +152,23 @@ def register(commands) -> None:
                         "and how close dev/test speakers come to training speakers")
     p.add_argument("--encoder", default="ge2e", help="speaker encoder for --check")
     p.set_defaults(handler=run_synth)
+
+    p = sets.add_parser("conversations", help="conversations of two to four speakers mixed from a built corpus's "
+                                              "dev/test voices and real clips, with reference RTTM and transcripts")
+    p.add_argument("corpus", help="a corpus folder built by `voxanon data synth`")
+    p.add_argument("out", help="output folder (data/conversations, data/enrolls, wav/, conversations.json)")
+    p.add_argument("--conversations", type=Range(1).option(int), default=12, help="how many (default 12)")
+    p.add_argument("--speakers", type=Range(2).option(int), nargs=2, default=(2, 4), metavar=("MIN", "MAX"),
+                   help="speakers per conversation (default 2 4)")
+    p.add_argument("--overlaps", type=Range(0, 1, hi_open=True).option(float), nargs="+", default=(0.0, 0.1, 0.2),
+                   metavar="RATIO", help="overlap ratios the conversations cycle through: time where two talk over "
+                                         "speech time (default 0 0.1 0.2)")
+    p.add_argument("--turns", type=Range(1).option(int), default=3, help="turns per speaker, at most (default 3)")
+    p.add_argument("--enroll", type=Range(1).option(int), default=2,
+                   help="held-out enrollment utterances per speaker (default 2)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(handler=run_conversations)
 
     p = sets.add_parser("pii", help="synthesise the PII-rich test set of SECA (shipped CC0 sentences with "
                                     "names, places, organisations; Kokoro voices; entity spans)")

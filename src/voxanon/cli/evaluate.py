@@ -1,5 +1,6 @@
 """``voxanon evaluate``: privacy (speaker verification attacks; C-EER from transcripts), utility (WER, emotion
-UAR), learnability (SER and ASR trained on anonymized speech) and a VPC kit's own protocol.
+UAR), learnability (SER and ASR trained on anonymized speech), conversations (per-speaker privacy, DER, cpWER,
+overlap leaks) and a VPC kit's own protocol.
 
 The handlers are in :mod:`voxanon.cli.handlers.evaluate`.
 """
@@ -126,6 +127,36 @@ def register(commands) -> None:
     p.add_argument("--device", default="auto", help="ASR device: cpu, cuda or auto")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(handler=lazy("evaluate:content_privacy"))
+
+    p = what.add_parser("conversations", help="anonymized conversations: per-speaker EER, DER, cpWER, overlap leak",
+                        description="Evaluate a conversation corpus (`voxanon data conversations`) and, with "
+                                    "--anonymized, an anonymized copy of its recordings: speaker verification on the "
+                                    "non-overlapped turns (OO; OA ignorant; AA lazy-informed with --anon-enroll), "
+                                    "DER and speaker-count error of a diarizer, cpWER of the ASR on the reference "
+                                    "turns, and how close the overlapped regions stay to the speakers talking there.")
+    p.add_argument("corpus", help="the conversation corpus folder (data/conversations, data/enrolls)")
+    p.add_argument("--anonymized", help="the anonymized recordings: a data directory (`voxanon anonymize "
+                                        "CORPUS/data/conversations OUT`) or a folder of <recording>.wav")
+    p.add_argument("--anon-enroll", help="the anonymized enrollment data directory (for AA lazy-informed)")
+    p.add_argument("--system", default="anonymized", help="name of the anonymized side in the results")
+    p.add_argument("--out", required=True, help="results folder (results.json, *.csv, cuts and caches)")
+    p.add_argument("--encoder", action="append", metavar="SPEC",
+                   help="pretrained attacker encoder (repeatable; default ge2e)")
+    p.add_argument("--diarizer", default="oracle",
+                   help="oracle (the reference RTTM: DER 0, the floor), voxanon[:ENCODER] (conversation mode's "
+                        "diarizer) or none (default: oracle)")
+    p.add_argument("--oracle-count", action="store_true", help="tell the diarizer the number of speakers")
+    p.add_argument("--collar", type=Range(0).option(float), default=0.25,
+                   help="forgiveness collar around reference boundaries, seconds (default 0.25, as md-eval)")
+    p.add_argument("--asr", default="whisper-tiny", help="ASR spec for cpWER, or none (default: whisper-tiny)")
+    p.add_argument("--cache", help="embedding and hypothesis cache (default: OUT/cache; runs may share one)")
+    p.add_argument("--normalization", default="spoken",
+                   help="text normalisation before cpWER (as `evaluate utility`; default: spoken, as the benchmark)")
+    p.add_argument("--n-boot", type=Range(1).option(int), default=1000,
+                   help="bootstrap replicates of the EER interval (>= 1)")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or auto (default: cpu)")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(handler=lazy("evaluate:conversations"))
 
     p = what.add_parser("vpc", help="a VPC edition's protocol on a kit data/ folder (results_summary)")
     p.add_argument("data", help="the kit's data/ folder (libri_{dev,test}_enrolls, ..._trials_*, IEMOCAP_{dev,test})")

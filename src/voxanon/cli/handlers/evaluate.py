@@ -259,3 +259,55 @@ def learnability_asr(args: argparse.Namespace) -> int:
         write_text(args.out, json.dumps(to_dict(res), indent=1) + "\n")
         print(f"result written to {args.out}")
     return EXIT_OK
+
+
+def format_conversation_tables(result) -> str:
+    """The attacks (strongest first) and, per side, DER, speaker-count error, cpWER and the overlap leak."""
+    from voxanon.table import cell, format_table
+
+    order = sorted(result.attacks, key=lambda n: n != result.strongest)
+    attacks = format_table(
+        ["attack", "EER f %", "EER m %", "mean %"],
+        [[n, *(cell(r.by_gender[g].eer) if g in r.by_gender else "-" for g in ("f", "m")), cell(r.eer_mean)]
+         for n in order for r in [result.attacks[n]]], align="lrrr", rule=True)
+    rows = []
+    for side, s in result.sides.items():
+        d, w = s.diarization, s.cpwer
+        leaks = s.overlap.values() or [None]
+        for leak in leaks:
+            rows.append([side, cell(d.der if d else None), cell(d.count_error if d else None),
+                         cell(w.cpwer if w else None), leak.encoder if leak else "-",
+                         cell(leak.cosine_talking if leak else None, 3), cell(leak.cosine_others if leak else None, 3),
+                         cell(100 * leak.closest_is_talking if leak else None, 0)])
+    sides = format_table(["side", "DER %", "|count err|", "cpWER %", "encoder", "cos talking", "cos others",
+                          "closest talking %"], rows, align="lrrrlrrr", rule=True)
+    lead = (f"strongest attacker: {result.strongest} (mean EER {result.strongest_eer:.2f} %)\n"
+            if result.strongest else "")
+    return lead + attacks + "\n\n" + sides
+
+
+def conversations(args: argparse.Namespace) -> int:
+    from voxanon.evaluation.conversations import evaluate_conversations, load_diarizer
+    from voxanon.metrics.text import NORMALIZERS
+
+    if args.normalization not in NORMALIZERS:
+        raise ConfigError(f"--normalization {args.normalization!r}: choose {', '.join(sorted(NORMALIZERS))}")
+    if args.anon_enroll and not args.anonymized:
+        raise ConfigError("--anon-enroll needs --anonymized (the anonymized recordings)")
+    asr = None
+    if args.asr != "none":
+        from voxanon.models.asr import load_asr
+
+        asr = load_asr(args.asr, device=device(args.device))
+    try:
+        result = evaluate_conversations(
+            args.corpus, args.out, anonymized=args.anonymized, anon_enroll=args.anon_enroll, system=args.system,
+            diarizer=load_diarizer(args.diarizer, device(args.device)), diarizer_name=args.diarizer,
+            encoders=tuple(args.encoder or ["ge2e"]), asr=asr, normalization=args.normalization, collar=args.collar,
+            oracle_count=args.oracle_count, n_boot=args.n_boot, cache_dir=args.cache, device=device(args.device),
+            quiet=args.quiet)
+    except INPUT_ERRORS as exc:
+        raise as_error(exc) from None
+    print(format_conversation_tables(result))
+    print(f"results: {Path(args.out) / 'results.json'} (and privacy, diarization, cpwer, overlap .csv)")
+    return EXIT_OK
