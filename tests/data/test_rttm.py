@@ -39,7 +39,7 @@ def test_a_bad_line_names_file_line_and_fault(tmp_path, line, message):
 
 
 def test_missing_and_empty_files(tmp_path):
-    with pytest.raises(DataError, match="not found"):
+    with pytest.raises(DataError, match="cannot read"):
         read_rttm(tmp_path / "none.rttm")
     (tmp_path / "empty.rttm").write_text("\n")
     with pytest.raises(DataError, match="no SPEAKER lines"):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from voxanon.atomic import write_texts
+from voxanon.data.kaldi import read_text_file
 from voxanon.errors import DataError
 
 _FIELDS = 10
@@ -38,11 +39,12 @@ class Turn:
         return self.start + self.duration
 
 
-def _number(text: str, what: str, where: str) -> float:
+def seconds(text: str, what: str, where: str) -> float:
+    """A time field in seconds (finite, >= 0); DataError naming ``where`` and ``what`` otherwise."""
     try:
         value = float(text)
     except ValueError:
-        raise DataError(f"{where}: {what} {text!r} is not a number") from None
+        raise DataError(f"{where}: {what} {text!r} is not a number of seconds") from None
     if not math.isfinite(value) or value < 0:
         raise DataError(f"{where}: {what} {text!r} must be a finite number >= 0")
     return value
@@ -59,8 +61,8 @@ def parse_line(line: str, where: str) -> Turn | None:
         channel = int(fields[2])
     except ValueError:
         raise DataError(f"{where}: channel {fields[2]!r} is not an integer") from None
-    start = _number(fields[3], "start", where)
-    duration = _number(fields[4], "duration", where)
+    start = seconds(fields[3], "start", where)
+    duration = seconds(fields[4], "duration", where)
     if duration == 0:
         raise DataError(f"{where}: a turn of zero duration")
     return Turn(fields[1], start, duration, fields[7], channel)
@@ -69,14 +71,8 @@ def parse_line(line: str, where: str) -> Turn | None:
 def read_rttm(path: str | os.PathLike) -> dict[str, list[Turn]]:
     """Turns of an RTTM file by recording, each list sorted by start time."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(f"{path}: RTTM file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise DataError(f"{path}: cannot read the RTTM file ({e})") from None
     turns: dict[str, list[Turn]] = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(read_text_file(path).splitlines(), 1):
         turn = parse_line(line, f"{path}:{number}")
         if turn is not None:
             turns.setdefault(turn.recording, []).append(turn)

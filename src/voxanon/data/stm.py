@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from voxanon.atomic import write_texts
+from voxanon.data.kaldi import read_text_file
 from voxanon.data.rttm import Turn
 from voxanon.errors import DataError
 
@@ -39,10 +40,7 @@ class Segment:
 def read_stm(path: str | os.PathLike) -> dict[str, list[Segment]]:
     """Segments of an STM file by recording, each list sorted by start time."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise DataError(f"{path}: cannot read the STM file ({e})") from None
+    lines = read_text_file(path).splitlines()
     out: dict[str, list[Segment]] = {}
     for number, line in enumerate(lines, 1):
         fields = line.split(maxsplit=5)

@@ -38,7 +38,7 @@ def test_speaker_maps_and_unknown_recordings(tmp_path) -> None:
     (tmp_path / "bad").write_text("rec1 alice\n")
     with pytest.raises(DataError, match=r"bad:1: expected '<recording> <speaker> <label>'"):
         read_speaker_map(tmp_path / "bad")
-    with pytest.raises(DataError, match="not found"):
+    with pytest.raises(DataError, match="cannot read"):
         read_speaker_map(tmp_path / "missing")
     turns = {"rec1": [], "ghost": []}
     check_recordings(turns, {"rec1", "ghost"}, "x.rttm")

@@ -15,32 +15,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from voxanon.data.rttm import Turn
+from voxanon.data.kaldi import read_text_file
+from voxanon.data.rttm import Turn, seconds
 from voxanon.errors import DataError
 
 
 def _lines(path: Path, what: str) -> list[tuple[str, list[str]]]:
     """``(where, fields)`` of the non-blank lines of a text file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(f"{path}: {what} not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read the {what} ({exc})") from None
-    rows = [(f"{path}:{number}", line.split()) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+    rows = [(f"{path}:{number}", line.split())
+            for number, line in enumerate(read_text_file(path).splitlines(), 1) if line.strip()]
     if not rows:
         raise DataError(f"{path}: the {what} is empty")
     return rows
-
-
-def _seconds(text: str, what: str, where: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise DataError(f"{where}: {what} {text!r} is not a number of seconds") from None
-    if not value >= 0 or value == float("inf"):
-        raise DataError(f"{where}: {what} {text!r} must be a finite number >= 0")
-    return value
 
 
 def read_segments(path: str | os.PathLike) -> dict[str, list[Turn]]:
@@ -59,7 +45,7 @@ def read_segments(path: str | os.PathLike) -> dict[str, list[Turn]]:
         if len(fields) != 4:
             raise DataError(f"{where}: expected '<segment> <recording> <start> <end>', found {len(fields)} fields")
         segment, recording = fields[0], fields[1]
-        start, end = _seconds(fields[2], "start", where), _seconds(fields[3], "end", where)
+        start, end = seconds(fields[2], "start", where), seconds(fields[3], "end", where)
         if end <= start:
             raise DataError(f"{where}: end {end:g} is not after start {start:g}")
         if segment not in speakers:
