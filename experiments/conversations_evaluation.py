@@ -1,10 +1,13 @@
-"""Anonymized conversations, naive per-file: what the evaluation of conversations says about McAdams and kNN-VC.
+"""Anonymized conversations, naive per file and in conversation mode: what the evaluation says about each.
 
 Builds a conversation corpus from a corpus made by ``voxanon data synth``
 (:func:`voxanon.jobs.corpus.conversations.build_conversations`), anonymizes
-its recordings naively (each whole recording through the anonymizer as one
-utterance, as ``voxanon anonymize`` does) and its held-out enrollment the same
-way, and evaluates the original and each system
+its recordings in each of ``--modes``: ``naive`` (each whole recording through
+the anonymizer as one utterance, as plain ``voxanon anonymize`` does),
+``conversation`` (conversation mode, speakers found by its diarizer, as
+``voxanon anonymize --conversation``) and ``conversation-oracle`` (conversation
+mode on the reference turns, as ``--rttm``); the held-out enrollment is
+anonymized per utterance. It evaluates the original and each system
 (:func:`voxanon.evaluation.conversations.evaluate_conversations`): per-speaker
 EER of the pretrained attackers (OA ignorant, AA lazy-informed), DER and
 speaker-count error of the diarizer, cpWER of Whisper tiny.en on the reference
@@ -18,7 +21,7 @@ Usage::
 
     voxanon data synth SYNTH --size small
     python experiments/conversations_evaluation.py SYNTH OUT [--conversations 12] [--methods mcadams knnvc]
-        [--encoders ge2e dvector] [--diarizer oracle] [--jobs 1]
+        [--modes naive conversation] [--encoders ge2e dvector] [--diarizer oracle] [--jobs 1]
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pathlib import Path
 def main() -> None:
     from voxanon.api import anonymize_dir, build_anonymizer
     from voxanon.evaluation.conversations import evaluate_conversations, load_diarizer
+    from voxanon.jobs.conversations.method import conversation_method
     from voxanon.jobs.corpus.conversations import ConversationSettings, build_conversations
     from voxanon.models.asr import load_asr
 
@@ -40,6 +44,7 @@ def main() -> None:
     ap.add_argument("--conversations", type=int, default=12)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--methods", nargs="+", default=["mcadams", "knnvc"])
+    ap.add_argument("--modes", nargs="+", default=["naive"], choices=["naive", "conversation", "conversation-oracle"])
     ap.add_argument("--encoders", nargs="+", default=["ge2e", "dvector"])
     ap.add_argument("--diarizer", default="oracle")
     ap.add_argument("--asr", default="whisper-tiny")
@@ -54,17 +59,19 @@ def main() -> None:
     common = dict(diarizer=load_diarizer(args.diarizer), diarizer_name=args.diarizer, encoders=tuple(args.encoders),
                   asr=asr, cache_dir=out / "cache", n_boot=1000)
     results = {"original": evaluate_conversations(corpus, out / "results" / "original", **common)}
+    recordings = corpus / "data" / "conversations"
     for method in args.methods:
         anonymizer = build_anonymizer(method)
-        dirs = {}
-        for name in ("conversations", "enrolls"):
-            dirs[name] = out / "anonymized" / method / name
-            summary = anonymize_dir(corpus / "data" / name, dirs[name], anonymizer, seed=args.seed, jobs=args.jobs)
-            if summary.failed:
-                raise SystemExit(f"{method}: {summary.failed} {name} failed; see {dirs[name]}/failures.tsv")
-        system = f"naive-{method}"
-        results[system] = evaluate_conversations(corpus, out / "results" / system, anonymized=dirs["conversations"],
-                                                 anon_enroll=dirs["enrolls"], system=system, **common)
+        enrolls = out / "anonymized" / method / "enrolls"
+        _run(anonymize_dir(corpus / "data" / "enrolls", enrolls, anonymizer, seed=args.seed, jobs=args.jobs), enrolls)
+        for mode in args.modes:
+            system = f"{mode}-{method}"
+            converted = out / "anonymized" / method / mode
+            how = anonymizer if mode == "naive" else conversation_method(
+                anonymizer, recordings, rttm=str(recordings / "reference.rttm") if mode.endswith("oracle") else None)
+            _run(anonymize_dir(recordings, converted, how, seed=args.seed, jobs=args.jobs), converted)
+            results[system] = evaluate_conversations(corpus, out / "results" / system, anonymized=converted,
+                                                     anon_enroll=enrolls, system=system, **common)
 
     speakers = sum(len(r["speakers"]) for r in desc["recordings"].values())
     minutes = sum(r["duration"] for r in desc["recordings"].values()) / 60
@@ -86,6 +93,11 @@ def main() -> None:
                  f"{side.cpwer.cpwer:.1f}" if side.cpwer else "-", *leak]
         print("| " + " | ".join(cells) + " |")
     print("\n" + json.dumps({s: str(out / "results" / s / "results.json") for s in results}, indent=1))
+
+
+def _run(summary, folder: Path) -> None:
+    if summary.failed:
+        raise SystemExit(f"{summary.failed} recordings failed; see {folder}/failures.tsv")
 
 
 if __name__ == "__main__":
